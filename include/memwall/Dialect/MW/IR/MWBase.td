@@ -1,0 +1,109 @@
+//===- MWBase.td - The mw dialect, its attributes and types --*- tablegen -*-===//
+//
+// The mw dialect is Memwall's graph-level dialect: ops with value semantics on
+// static-shape builtin tensors, like TOSA or StableHLO, covering the forward
+// and backward passes of transformers and MLPs and optimizer updates.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_DIALECT_MW_IR_MWBASE_TD
+#define MEMWALL_DIALECT_MW_IR_MWBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def MW_Dialect : Dialect {
+  let name = "mw";
+  let cppNamespace = "::mlir::mw";
+  let summary = "Memwall's graph-level dialect for training and inference steps";
+  let description = [{
+    Ops with value semantics on statically shaped builtin tensors (f32, f16,
+    bf16; i32 and i64 for indices and labels). A model step is a `func.func`
+    whose arguments and results carry a role (`mw.role = #mw.role<param>`) and
+    optionally a stable name (`mw.name = "h.0.attn.c_attn.weight"`).
+
+    Every op has a verifier, a cost (`CostOpInterface`: FLOPs and bytes read and
+    written), reference semantics in `mw-eval`, and is designed so that
+    bufferization can give it a destination-passing form on memrefs.
+
+    ```mlir
+    func.func @forward(%w: tensor<64x256xf32> {mw.role = #mw.role<param>, mw.name = "w"},
+                       %x: tensor<32x64xf32> {mw.role = #mw.role<input>, mw.name = "x"})
+        -> (tensor<32x256xf32> {mw.role = #mw.role<output>, mw.name = "y"}) {
+      %y = mw.matmul %x, %w : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+      return %y : tensor<32x256xf32>
+    }
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes the dialect verifies on function
+    /// arguments and results.
+    static constexpr ::llvm::StringLiteral kRoleAttrName = "mw.role";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "mw.name";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums and attributes
+//===----------------------------------------------------------------------===//
+
+def MW_RoleParam : I32EnumAttrCase<"param", 0>;
+def MW_RoleInput : I32EnumAttrCase<"input", 1>;
+def MW_RoleLabel : I32EnumAttrCase<"label", 2>;
+def MW_RoleOptimizerState : I32EnumAttrCase<"optimizer_state", 3>;
+def MW_RoleGrad : I32EnumAttrCase<"grad", 4>;
+def MW_RoleOutput : I32EnumAttrCase<"output", 5>;
+
+def MW_RoleEnum : I32EnumAttr<"Role",
+    "role of a step's argument or result",
+    [MW_RoleParam, MW_RoleInput, MW_RoleLabel, MW_RoleOptimizerState,
+     MW_RoleGrad, MW_RoleOutput]> {
+  let cppNamespace = "::mlir::mw";
+  let genSpecializedAttr = 0;
+}
+
+def MW_RoleAttr : EnumAttr<MW_Dialect, MW_RoleEnum, "role"> {
+  let summary = "role of a function argument or result";
+  let description = [{
+    What a step's argument or result is: `param` (weights, persistent),
+    `input` and `label` (the batch), `optimizer_state` (persistent), `grad`
+    and `output`. Roles drive ZeRO sharding and persistent-versus-transient
+    memory planning. Arguments may be `param`, `input`, `label`,
+    `optimizer_state` or `grad`; results may be `output`, `grad`, `param`
+    (an updated parameter) or `optimizer_state` (updated state).
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def MW_GeluErf : I32EnumAttrCase<"erf", 0>;
+def MW_GeluTanh : I32EnumAttrCase<"tanh", 1>;
+def MW_GeluApproximationEnum : I32EnumAttr<"GeluApproximation",
+    "form of the GELU function", [MW_GeluErf, MW_GeluTanh]> {
+  let cppNamespace = "::mlir::mw";
+  let genSpecializedAttr = 0;
+}
+def MW_GeluApproximationAttr : EnumAttr<MW_Dialect, MW_GeluApproximationEnum,
+                                        "gelu_approximation"> {
+  let summary = "erf (exact) or tanh (GPT-2's approximation) form of GELU";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def MW_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
+def MW_IntElement : AnyTypeOf<[I32, I64]>;
+
+def MW_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
+def MW_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def MW_IndexTensor : RankedTensorOf<[I32, I64]>;
+def MW_F32Tensor : RankedTensorOf<[F32]>;
+def MW_ScalarF32Tensor : 0DTensorOf<[F32]>;
+def MW_StepTensor : 0DTensorOf<[F32, I32, I64]>;
+
+#endif // MEMWALL_DIALECT_MW_IR_MWBASE_TD

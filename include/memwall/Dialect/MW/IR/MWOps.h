@@ -1,0 +1,35 @@
+//===- MWOps.h - Ops of the mw dialect --------------------------*- C++ -*-===//
+//
+// Declares the mw ops generated from MWOps.td and the shape helpers their
+// builders use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_DIALECT_MW_IR_MWOPS_H
+#define MEMWALL_DIALECT_MW_IR_MWOPS_H
+
+#include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "memwall/Dialect/MW/IR/MWInterfaces.h"
+#include "memwall/Dialect/MW/IR/MWTraits.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::mw {
+/// The NumPy broadcast of two static shapes, or failure when a pair of
+/// aligned dimensions differs and neither is 1.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs);
+/// The result type of an elementwise binary op on `lhs` and `rhs`: their
+/// broadcast shape with lhs's element type. Both must be broadcast-compatible
+/// ranked tensors (builders assert; the verifier diagnoses).
+RankedTensorType inferBroadcastType(Type lhs, Type rhs);
+} // namespace mlir::mw
+
+#define GET_OP_CLASSES
+#include "memwall/Dialect/MW/IR/MWOps.h.inc"
+
+#endif // MEMWALL_DIALECT_MW_IR_MWOPS_H

@@ -1,0 +1,849 @@
+//===- MWOps.td - Ops of the mw dialect ----------------------*- tablegen -*-===//
+//
+// The ops of Memwall's graph-level dialect: value semantics on statically
+// shaped tensors. Each op verifies its shapes, element types and attribute
+// ranges, and reports its cost through CostOpInterface. Shape conventions
+// follow NumPy/PyTorch: broadcasting aligns trailing dimensions; matmul treats
+// the two trailing dimensions as the matrix and the rest as broadcast batch
+// dimensions; axes are non-negative and strictly increasing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_DIALECT_MW_IR_MWOPS_TD
+#define MEMWALL_DIALECT_MW_IR_MWOPS_TD
+
+include "memwall/Dialect/MW/IR/MWBase.td"
+include "memwall/Dialect/MW/IR/MWInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+/// Every operand and result has a static shape (DESIGN.md decision 1).
+def MW_StaticShapes : NativeOpTrait<"StaticShapes"> {
+  let cppNamespace = "::mlir::mw::OpTrait";
+}
+
+class MW_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MW_Dialect, mnemonic,
+         !listconcat(traits, [Pure, MW_StaticShapes, MW_CostOpInterface])>;
+
+/// An elementwise op: FLOPs are a fixed count per result element.
+class MW_ElementwiseCost<int flopsPerElement> {
+  code costDecl = [{
+    int64_t getFlops() {
+      return }] # flopsPerElement # [{ *
+             ::mlir::mw::detail::numElements(getOperation()->getResult(0).getType());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def MW_ConstantOp : MW_Op<"constant", [ConstantLike]> {
+  let summary = "a tensor constant";
+  let description = [{
+    A tensor whose value is given by an elements attribute (dense or
+    dense_resource). The result type is the attribute's type.
+
+    ```mlir
+    %c = mw.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs MW_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead() { return 0; }
+  }];
+}
+
+def MW_SplatOp : MW_Op<"splat", []> {
+  let summary = "a tensor filled with one scalar";
+  let description = [{
+    A tensor of the result type whose every element is `value`. For integer
+    element types the value must be integral.
+
+    ```mlir
+    %zeros = mw.splat 0.0 : tensor<4x8xbf16>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with broadcasting
+//===----------------------------------------------------------------------===//
+
+class MW_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : MW_Op<mnemonic, traits> {
+  let summary = "elementwise " # what # " with NumPy broadcasting";
+  let description = [{
+    Elementwise }] # what # [{ of two tensors of the same element type.
+    Shapes broadcast as in NumPy: trailing dimensions are aligned, and each
+    pair must be equal or contain a 1. The result has the broadcast shape.
+
+    ```mlir
+    %r = mw.}] # mnemonic # [{ %a, %b : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$lhs, MW_Tensor:$rhs);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state,
+            ::mlir::mw::inferBroadcastType(lhs.getType(), rhs.getType()),
+            lhs, rhs);
+    }]>
+  ];
+  let extraClassDeclaration = MW_ElementwiseCost<1>.costDecl;
+}
+
+def MW_AddOp : MW_BinaryOp<"add", "addition", [Commutative]>;
+def MW_SubOp : MW_BinaryOp<"sub", "subtraction">;
+def MW_MulOp : MW_BinaryOp<"mul", "multiplication", [Commutative]>;
+def MW_DivOp : MW_BinaryOp<"div", "division (truncating for integers)">;
+def MW_MaximumOp : MW_BinaryOp<"maximum", "maximum", [Commutative]>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class MW_UnaryOp<string mnemonic, string what, int flops,
+                 list<Trait> traits = []>
+    : MW_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Elementwise }] # what # [{ of a floating-point tensor; the result has the
+    operand's type. Cost: }] # flops # [{ FLOP(s) per element.
+
+    ```mlir
+    %r = mw.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = MW_ElementwiseCost<flops>.costDecl;
+}
+
+def MW_NegOp : MW_UnaryOp<"neg", "negation, -x", 1> {
+  let arguments = (ins MW_Tensor:$input);
+  let results = (outs MW_Tensor:$result);
+}
+def MW_ExpOp : MW_UnaryOp<"exp", "exponential, e^x", 1>;
+def MW_LogOp : MW_UnaryOp<"log", "natural logarithm, ln(x)", 1>;
+def MW_TanhOp : MW_UnaryOp<"tanh", "hyperbolic tangent", 1>;
+def MW_SqrtOp : MW_UnaryOp<"sqrt", "square root", 1>;
+def MW_RsqrtOp : MW_UnaryOp<"rsqrt", "reciprocal square root, 1/sqrt(x)", 1>;
+def MW_ReciprocalOp : MW_UnaryOp<"reciprocal", "reciprocal, 1/x", 1>;
+def MW_ReluOp : MW_UnaryOp<"relu", "rectified linear unit, max(x, 0)", 1>;
+def MW_SigmoidOp : MW_UnaryOp<"sigmoid", "logistic sigmoid, 1/(1+e^-x)", 3>;
+def MW_SiluOp : MW_UnaryOp<"silu", "SiLU (swish), x*sigmoid(x)", 4>;
+
+def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType]> {
+  let summary = "elementwise GELU, exact (erf) or tanh-approximated";
+  let description = [{
+    `x * Phi(x)`. With `approximate = #mw.gelu_approximation<tanh>` it is
+    GPT-2's `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`; the default is
+    the exact erf form `0.5 x (1 + erf(x / sqrt(2)))`. Cost: 8 FLOPs per
+    element.
+
+    ```mlir
+    %r = mw.gelu %x {approximate = #mw.gelu_approximation<tanh>} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input,
+                   DefaultValuedAttr<MW_GeluApproximationAttr,
+                                     "GeluApproximation::erf">:$approximate);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = MW_ElementwiseCost<8>.costDecl;
+}
+
+def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape]> {
+  let summary = "element type conversion";
+  let description = [{
+    Converts each element to the result's element type: floats round to
+    nearest even, float to integer truncates toward zero, integer to float
+    rounds to nearest. The shape is unchanged.
+
+    ```mlir
+    %h = mw.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+def MW_MatmulOp : MW_Op<"matmul", []> {
+  let summary = "batched matrix multiplication with optional transposes";
+  let description = [{
+    `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]`, where the two
+    trailing dimensions of each operand form the matrix (after swapping them
+    when `transpose_lhs` / `transpose_rhs` is set) and the leading batch
+    dimensions broadcast as in NumPy. Both operands have rank >= 2 and the same
+    element type, which the result also has; f16 and bf16 accumulate in f32.
+    Cost: 2*M*N*K FLOPs per batch element.
+
+    ```mlir
+    %y = mw.matmul %x, %w {transpose_rhs} : (tensor<8x32x64xbf16>, tensor<256x64xbf16>) -> tensor<8x32x256xbf16>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$lhs, MW_FloatTensor:$rhs,
+                   UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class MW_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
+    : MW_Op<mnemonic, traits> {
+  let summary = what # " over the given axes";
+  let description = [{
+    The }] # what # [{ of the input over `axes` (non-negative, strictly
+    increasing). With `keepdims` the reduced dimensions stay with size 1,
+    otherwise they are removed; reducing every axis without `keepdims` gives a
+    rank-0 tensor.
+
+    ```mlir
+    %s = mw.}] # mnemonic # [{ %x axes = [1] {keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input, DenseI64ArrayAttr:$axes,
+                   UnitAttr:$keepdims);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $input `axes` `=` $axes attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return ::mlir::mw::detail::numElements(getInput().getType());
+    }
+  }];
+}
+
+def MW_ReduceSumOp : MW_ReduceOp<"reduce_sum", "sum">;
+def MW_ReduceMaxOp : MW_ReduceOp<"reduce_max", "maximum">;
+def MW_ReduceMeanOp : MW_ReduceOp<"reduce_mean", "arithmetic mean"> {
+  let arguments = (ins MW_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                   UnitAttr:$keepdims);
+  let results = (outs MW_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations and activations over an axis
+//===----------------------------------------------------------------------===//
+
+class MW_SoftmaxLikeOp<string mnemonic, string what, string formula>
+    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = what # " along one axis";
+  let description = [{
+    `}] # formula # [{` along `axis`, computed stably (the maximum is
+    subtracted first). Cost: 5 FLOPs per element.
+
+    ```mlir
+    %p = mw.}] # mnemonic # [{ %x axis = 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<5>.costDecl;
+}
+
+def MW_SoftmaxOp : MW_SoftmaxLikeOp<"softmax", "softmax",
+                                    "exp(x_i) / sum_j exp(x_j)">;
+def MW_LogSoftmaxOp : MW_SoftmaxLikeOp<"log_softmax", "log-softmax",
+                                       "x_i - log(sum_j exp(x_j))">;
+
+def MW_LayerNormOp : MW_Op<"layer_norm", []> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `y = (x - mean) * rstd * gamma + beta` over the last dimension D, with
+    `rstd = 1 / sqrt(var + epsilon)` (biased variance). `gamma` and `beta`
+    have shape [D]. Also returns `mean` and `rstd` (shape of x without its last
+    dimension, always f32) for the backward pass. Cost: 8 FLOPs per element.
+
+    ```mlir
+    %y, %mean, %rstd = mw.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f64}
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$gamma,
+                   MW_FloatTensor:$beta,
+                   DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs MW_FloatTensor:$result, MW_F32Tensor:$mean,
+                 MW_F32Tensor:$rstd);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<8>.costDecl;
+}
+
+def MW_RmsNormOp : MW_Op<"rms_norm", []> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `y = x * rstd * gamma` over the last dimension D, with
+    `rstd = 1 / sqrt(mean(x^2) + epsilon)` (Llama's RMSNorm). `gamma` has
+    shape [D]. Also returns `rstd` (shape of x without its last dimension,
+    always f32) for the backward pass. Cost: 6 FLOPs per element.
+
+    ```mlir
+    %y, %rstd = mw.rms_norm %x, %g : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs MW_FloatTensor:$result, MW_F32Tensor:$rstd);
+  let assemblyFormat = [{
+    $input `,` $gamma attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<6>.costDecl;
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, loss, attention
+//===----------------------------------------------------------------------===//
+
+def MW_EmbeddingOp : MW_Op<"embedding", []> {
+  let summary = "row gather from an embedding table";
+  let description = [{
+    `result[i..., :] = table[indices[i...], :]` for a table of shape [V, D]
+    and integer indices of any shape; the result has shape
+    `indices.shape + [D]` and the table's element type. Indices outside
+    [0, V) are a run-time error in the evaluator and runtimes.
+
+    ```mlir
+    %e = mw.embedding %wte, %tokens : (tensor<256x64xf32>, tensor<2x32xi32>) -> tensor<2x32x64xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$table, MW_IndexTensor:$indices);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead();
+  }];
+}
+
+def MW_CrossEntropyOp : MW_Op<"cross_entropy", []> {
+  let summary = "mean softmax cross-entropy with integer labels";
+  let description = [{
+    For logits of shape [..., C] and integer labels of shape [...]:
+    `loss = mean over tokens t with labels[t] != ignore_index of
+    (logsumexp(logits[t, :]) - logits[t, labels[t]])`, computed in f32 and
+    returned as a rank-0 f32 tensor. When every label is ignored the loss is 0.
+    Labels other than `ignore_index` must lie in [0, C).
+
+    ```mlir
+    %loss = mw.cross_entropy %logits, %labels : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$logits, MW_IndexTensor:$labels,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs MW_ScalarF32Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return 5 * ::mlir::mw::detail::numElements(getLogits().getType());
+    }
+  }];
+}
+
+def MW_AttentionOp : MW_Op<"attention", []> {
+  let summary = "scaled dot-product attention over heads";
+  let description = [{
+    For query [B, H, S, D], key [B, H, Sk, D] and value [B, H, Sk, Dv]:
+    `P = softmax(scale * Q K^T + mask)` and `out = P V` of shape [B, H, S, Dv].
+    `scale` defaults to `1/sqrt(D)`. With `causal`, query position i attends to
+    key positions j <= i (top-left aligned). Also returns `lse`, the
+    log-sum-exp of each scaled score row ([B, H, S], f32), so the backward pass
+    needs no S x Sk matrix. Cost: 4*B*H*S*Sk*D (2*B*H*S*Sk*(D+Dv) in general)
+    plus 5 per score for the softmax, halved (S*(S+1)/2 scores) when causal and
+    S == Sk.
+
+    ```mlir
+    %o, %lse = mw.attention %q, %k, %v {causal}
+        : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>)
+        -> (tensor<2x4x32x16xf32>, tensor<2x4x32xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$query, MW_FloatTensor:$key,
+                   MW_FloatTensor:$value, UnitAttr:$causal,
+                   OptionalAttr<F64Attr>:$scale);
+  let results = (outs MW_FloatTensor:$result, MW_F32Tensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+    /// The scale applied to Q K^T: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def MW_ReshapeOp : MW_Op<"reshape", []> {
+  let summary = "reinterpretation of a tensor's shape";
+  let description = [{
+    The same elements in row-major order under a new static shape with the
+    same element count and type. After bufferization it is a view, so its cost
+    is zero.
+
+    ```mlir
+    %r = mw.reshape %x : tensor<2x32x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead() { return 0; }
+    int64_t getBytesWritten() { return 0; }
+  }];
+}
+
+def MW_TransposeOp : MW_Op<"transpose", []> {
+  let summary = "permutation of dimensions";
+  let description = [{
+    Result dimension d is input dimension `permutation[d]`:
+    `result[j] = input[k]` where `k[permutation[d]] = j[d]`.
+
+    ```mlir
+    %t = mw.transpose %x permutation = [0, 2, 1, 3] : tensor<2x32x4x16xf32> -> tensor<2x4x32x16xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` `=` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+def MW_BroadcastToOp : MW_Op<"broadcast_to", []> {
+  let summary = "NumPy broadcast to a larger shape";
+  let description = [{
+    Broadcasts the input to the result shape: trailing dimensions are aligned,
+    each input dimension equals the result's or is 1, and missing leading
+    dimensions are added.
+
+    ```mlir
+    %b = mw.broadcast_to %bias : tensor<64xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+def MW_SliceOp : MW_Op<"slice", []> {
+  let summary = "static strided slice";
+  let description = [{
+    `result[i...] = input[offsets + i * strides]` with result shape `sizes`.
+    `strides` defaults to all ones. Every selected index lies inside the input.
+
+    ```mlir
+    %q = mw.slice %qkv offsets = [0, 0, 0] sizes = [2, 32, 64] : tensor<2x32x192xf32> -> tensor<2x32x64xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                   DenseI64ArrayAttr:$sizes,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` `=` $offsets `sizes` `=` $sizes (`strides` `=` $strides^)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead() {
+      return ::mlir::mw::detail::sumTensorBytes(getOperation()->getResultTypes());
+    }
+    /// The strides, or all ones when the attribute is absent.
+    ::llvm::SmallVector<int64_t> getStridesOrDefault();
+  }];
+}
+
+def MW_ConcatOp : MW_Op<"concat", []> {
+  let summary = "concatenation along one axis";
+  let description = [{
+    Joins one or more tensors of equal rank and element type along `axis`;
+    all other dimensions must agree.
+
+    ```mlir
+    %c = mw.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MW_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+class MW_ActivationGradOp<string mnemonic, string fwd, int flops>
+    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "gradient of " # fwd;
+  let description = [{
+    `grad_input = grad_output * }] # fwd # [{'(input)`, elementwise, given the
+    forward op's input. Cost: }] # flops # [{ FLOPs per element.
+
+    ```mlir
+    %dx = mw.}] # mnemonic # [{ %x, %dy : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$grad_output);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad_output attr-dict `:` type($input)";
+  let extraClassDeclaration = MW_ElementwiseCost<flops>.costDecl;
+}
+
+def MW_ReluGradOp : MW_ActivationGradOp<"relu_grad", "relu", 1>;
+def MW_SiluGradOp : MW_ActivationGradOp<"silu_grad", "silu", 6>;
+def MW_GeluGradOp : MW_ActivationGradOp<"gelu_grad", "gelu", 12> {
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$grad_output,
+                   DefaultValuedAttr<MW_GeluApproximationAttr,
+                                     "GeluApproximation::erf">:$approximate);
+}
+
+class MW_SoftmaxLikeGradOp<string mnemonic, string fwd, string formula>
+    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "gradient of " # fwd # " given its output";
+  let description = [{
+    `}] # formula # [{` along `axis`, where `y` is the forward op's output and
+    `dy` the gradient of its output. Cost: 3 FLOPs per element.
+
+    ```mlir
+    %dx = mw.}] # mnemonic # [{ %y, %dy axis = 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$output, MW_FloatTensor:$grad_output,
+                   I64Attr:$axis);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $output `,` $grad_output `axis` `=` $axis attr-dict `:` type($output)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<3>.costDecl;
+}
+
+def MW_SoftmaxGradOp : MW_SoftmaxLikeGradOp<"softmax_grad", "softmax",
+    "dx = y * (dy - sum(dy * y))">;
+def MW_LogSoftmaxGradOp : MW_SoftmaxLikeGradOp<"log_softmax_grad",
+    "log_softmax", "dx = dy - exp(y) * sum(dy)">;
+
+def MW_ReduceMaxGradOp : MW_Op<"reduce_max_grad", []> {
+  let summary = "gradient of reduce_max";
+  let description = [{
+    Routes `grad_output` to the input elements equal to the maximum of their
+    reduction group, split evenly among ties (PyTorch's `amax` rule). `output`
+    and `grad_output` have the forward result's shape; `axes` and `keepdims`
+    are the forward op's. Cost: 2 FLOPs per input element.
+
+    ```mlir
+    %dx = mw.reduce_max_grad %x, %m, %dm axes = [1]
+        : (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$output,
+                   MW_FloatTensor:$grad_output, DenseI64ArrayAttr:$axes,
+                   UnitAttr:$keepdims);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $output `,` $grad_output `axes` `=` $axes attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<2>.costDecl;
+}
+
+def MW_LayerNormGradOp : MW_Op<"layer_norm_grad", []> {
+  let summary = "gradient of layer_norm";
+  let description = [{
+    Given the forward input, `gamma`, the saved `mean` and `rstd`, and the
+    gradient of the output, returns the gradients of the input, `gamma` and
+    `beta`. Cost: 12 FLOPs per input element.
+
+    ```mlir
+    %dx, %dg, %db = mw.layer_norm_grad %x, %g, %mean, %rstd, %dy
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>)
+        -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$gamma,
+                   MW_F32Tensor:$mean, MW_F32Tensor:$rstd,
+                   MW_FloatTensor:$grad_output);
+  let results = (outs MW_FloatTensor:$grad_input, MW_FloatTensor:$grad_gamma,
+                 MW_FloatTensor:$grad_beta);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $mean `,` $rstd `,` $grad_output attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return 12 * ::mlir::mw::detail::numElements(getInput().getType());
+    }
+  }];
+}
+
+def MW_RmsNormGradOp : MW_Op<"rms_norm_grad", []> {
+  let summary = "gradient of rms_norm";
+  let description = [{
+    Given the forward input, `gamma`, the saved `rstd` and the gradient of the
+    output, returns the gradients of the input and `gamma`. Cost: 9 FLOPs per
+    input element.
+
+    ```mlir
+    %dx, %dg = mw.rms_norm_grad %x, %g, %rstd, %dy
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4x8xf32>)
+        -> (tensor<4x8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$gamma,
+                   MW_F32Tensor:$rstd, MW_FloatTensor:$grad_output);
+  let results = (outs MW_FloatTensor:$grad_input, MW_FloatTensor:$grad_gamma);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $rstd `,` $grad_output attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return 9 * ::mlir::mw::detail::numElements(getInput().getType());
+    }
+  }];
+}
+
+def MW_EmbeddingGradOp : MW_Op<"embedding_grad", []> {
+  let summary = "gradient of embedding: scatter-add of rows";
+  let description = [{
+    `result[v, :] = sum over i with indices[i] == v of grad_output[i, :]`, a
+    [V, D] tensor (V comes from the result type) that is zero in rows no index
+    selects. Cost: 1 FLOP per element of `grad_output`.
+
+    ```mlir
+    %dwte = mw.embedding_grad %tokens, %de : (tensor<2x32xi32>, tensor<2x32x64xf32>) -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins MW_IndexTensor:$indices, MW_FloatTensor:$grad_output);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $indices `,` $grad_output attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return ::mlir::mw::detail::numElements(getGradOutput().getType());
+    }
+  }];
+}
+
+def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", []> {
+  let summary = "gradient of cross_entropy with respect to the logits";
+  let description = [{
+    `grad_logits[t, :] = grad_loss * (softmax(logits[t, :]) - onehot(labels[t])) / N`
+    for tokens whose label is not `ignore_index` (N of them), and zero rows for
+    ignored tokens. `grad_loss` is the rank-0 f32 gradient of the loss. Cost:
+    5 FLOPs per logit.
+
+    ```mlir
+    %dlogits = mw.cross_entropy_grad %logits, %labels, %dloss
+        : (tensor<64x256xf32>, tensor<64xi32>, tensor<f32>) -> tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$logits, MW_IndexTensor:$labels,
+                   MW_ScalarF32Tensor:$grad_loss,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad_loss attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = MW_ElementwiseCost<5>.costDecl;
+}
+
+def MW_AttentionGradOp : MW_Op<"attention_grad", []> {
+  let summary = "gradient of attention";
+  let description = [{
+    Given the forward query, key, value, output and `lse`, and the gradient of
+    the output, returns the gradients of query, key and value (FlashAttention's
+    backward: the probabilities are recomputed from `lse`). `causal` and
+    `scale` must match the forward op. Cost: 2.5x the forward matmul FLOPs
+    plus the recomputed scores.
+
+    ```mlir
+    %dq, %dk, %dv = mw.attention_grad %q, %k, %v, %o, %lse, %do {causal}
+        : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>,
+           tensor<2x4x32x16xf32>, tensor<2x4x32xf32>, tensor<2x4x32x16xf32>)
+        -> (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$query, MW_FloatTensor:$key,
+                   MW_FloatTensor:$value, MW_FloatTensor:$output,
+                   MW_F32Tensor:$lse, MW_FloatTensor:$grad_output,
+                   UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
+  let results = (outs MW_FloatTensor:$grad_query, MW_FloatTensor:$grad_key,
+                 MW_FloatTensor:$grad_value);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $lse `,` $grad_output attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def MW_AdamWOp : MW_Op<"adamw", []> {
+  let summary = "AdamW update (PyTorch semantics)";
+  let description = [{
+    One AdamW step with decoupled weight decay and bias correction, as
+    `torch.optim.AdamW`: with t = `step` (the 1-based count of this update),
+    ```
+    p  = p * (1 - lr * weight_decay)
+    m  = beta1 * m + (1 - beta1) * g
+    v  = beta2 * v + (1 - beta2) * g^2
+    p  = p - lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
+    ```
+    The parameter and both moments have one type (f32 master weights in mixed
+    precision); the gradient has the same shape and any float type, and is
+    read in f32. Returns the new parameter, first and second moments.
+    Cost: 14 FLOPs per element.
+
+    ```mlir
+    %p1, %m1, %v1 = mw.adamw %p, %g, %m, %v, %t {lr = 1.0e-03 : f64}
+        : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<i64>)
+        -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$param, MW_FloatTensor:$grad,
+                   MW_FloatTensor:$exp_avg, MW_FloatTensor:$exp_avg_sq,
+                   MW_StepTensor:$step,
+                   DefaultValuedAttr<F64Attr, "1e-3">:$lr,
+                   DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                   DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                   DefaultValuedAttr<F64Attr, "1e-8">:$eps,
+                   DefaultValuedAttr<F64Attr, "1e-2">:$weight_decay);
+  let results = (outs MW_FloatTensor:$new_param, MW_FloatTensor:$new_exp_avg,
+                 MW_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() {
+      return 14 * ::mlir::mw::detail::numElements(getParam().getType());
+    }
+  }];
+}
+
+def MW_SgdOp : MW_Op<"sgd", []> {
+  let summary = "SGD update with optional momentum (PyTorch semantics)";
+  let description = [{
+    One step of `torch.optim.SGD`: `g = grad + weight_decay * p`; with
+    `momentum` != 0, `buf = momentum * buf + (1 - dampening) * g` and
+    `g = nesterov ? g + momentum * buf : buf`; then `p = p - lr * g`.
+    The momentum buffer is an operand and a result exactly when `momentum` is
+    non-zero. On the first step PyTorch initializes the buffer to `g`; pass a
+    zero buffer and `dampening = 0` to get the same result.
+    Cost: 2 FLOPs per element, plus 2 for weight decay and 3 for momentum.
+
+    ```mlir
+    %p1, %b1 = mw.sgd %p, %g, %b {lr = 1.0e-02 : f64, momentum = 9.0e-01 : f64}
+        : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$param, MW_FloatTensor:$grad,
+                   Optional<MW_FloatTensor>:$momentum_buffer,
+                   F64Attr:$lr,
+                   DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+                   DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                   UnitAttr:$nesterov);
+  let results = (outs MW_FloatTensor:$new_param,
+                 Optional<MW_FloatTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad (`,` $momentum_buffer^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+  }];
+}
+
+#endif // MEMWALL_DIALECT_MW_IR_MWOPS_TD

@@ -1,0 +1,198 @@
+//===- MWDialect.cpp - The mw dialect -------------------------------------===//
+//
+// Registers the mw ops and attributes, verifies the `mw.role` and `mw.name`
+// attributes on function arguments and results, and implements the
+// StaticShapes trait and the size helpers of CostOpInterface.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mw;
+
+#include "memwall/Dialect/MW/IR/MWDialect.cpp.inc"
+#include "memwall/Dialect/MW/IR/MWEnums.cpp.inc"
+#include "memwall/Dialect/MW/IR/MWInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "memwall/Dialect/MW/IR/MWAttrs.cpp.inc"
+
+void MWDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "memwall/Dialect/MW/IR/MWOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "memwall/Dialect/MW/IR/MWAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Size helpers
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::mw::detail::numElements(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  return shaped.getNumElements();
+}
+
+int64_t mlir::mw::detail::tensorBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  Type elem = shaped.getElementType();
+  if (!elem.isIntOrFloat())
+    return 0;
+  int64_t bits = elem.getIntOrFloatBitWidth();
+  return (shaped.getNumElements() * bits + 7) / 8;
+}
+
+int64_t mlir::mw::detail::sumTensorBytes(TypeRange types) {
+  int64_t total = 0;
+  for (Type t : types)
+    total += tensorBytes(t);
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// StaticShapes trait
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::mw::OpTrait::impl::verifyStaticShapes(Operation *op) {
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes())) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (shaped && !shaped.hasStaticShape())
+      return op->emitOpError("operand #")
+             << i << " has a dynamic shape " << type
+             << "; mw ops require static shapes";
+  }
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (shaped && !shaped.hasStaticShape())
+      return op->emitOpError("result #")
+             << i << " has a dynamic shape " << type
+             << "; mw ops require static shapes";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Function argument and result attributes
+//===----------------------------------------------------------------------===//
+
+/// Checks what every mw-annotated argument or result shares: a statically
+/// shaped tensor or memref type.
+static LogicalResult verifyAnnotatedType(Operation *op, StringRef what,
+                                         unsigned index, Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank() ||
+      !isa<RankedTensorType, MemRefType>(type))
+    return op->emitOpError() << what << " #" << index << " of type " << type
+                             << " carries mw attributes but is not a ranked "
+                                "tensor or memref";
+  if (!shaped.hasStaticShape())
+    return op->emitOpError() << what << " #" << index << " has a dynamic shape "
+                             << type << "; mw requires static shapes";
+  return success();
+}
+
+static LogicalResult verifyRole(Operation *op, StringRef what, unsigned index,
+                                Type type, Attribute attr, bool isResult) {
+  auto role = dyn_cast<RoleAttr>(attr);
+  if (!role)
+    return op->emitOpError() << "'" << MWDialect::kRoleAttrName << "' on "
+                             << what << " #" << index
+                             << " must be a #mw.role<...>, got " << attr;
+  Role r = role.getValue();
+  if (!isResult && r == Role::output)
+    return op->emitOpError() << "argument #" << index
+                             << " has role 'output', which only results may "
+                                "have (arguments: param, input, label, "
+                                "optimizer_state, grad)";
+  if (isResult && (r == Role::input || r == Role::label))
+    return op->emitOpError() << "result #" << index << " has role '"
+                             << stringifyRole(r)
+                             << "', which only arguments may have (results: "
+                                "output, grad, param, optimizer_state)";
+  if (failed(verifyAnnotatedType(op, what, index, type)))
+    return failure();
+  Type elem = cast<ShapedType>(type).getElementType();
+  if ((r == Role::param || r == Role::grad) && !isa<FloatType>(elem))
+    return op->emitOpError() << what << " #" << index << " has role '"
+                             << stringifyRole(r)
+                             << "' but a non-float element type " << elem;
+  return success();
+}
+
+/// Names are unique among the arguments and, separately, among the results
+/// (an updated parameter result carries its argument's name).
+static LogicalResult verifyName(FunctionOpInterface func, StringRef what,
+                                unsigned index, Type type, Attribute attr,
+                                bool isResult) {
+  Operation *op = func.getOperation();
+  auto name = dyn_cast<StringAttr>(attr);
+  if (!name)
+    return op->emitOpError() << "'" << MWDialect::kNameAttrName << "' on "
+                             << what << " #" << index
+                             << " must be a string, got " << attr;
+  if (name.getValue().empty())
+    return op->emitOpError() << "'" << MWDialect::kNameAttrName << "' on "
+                             << what << " #" << index << " is empty";
+  if (failed(verifyAnnotatedType(op, what, index, type)))
+    return failure();
+  for (unsigned j = 0; j < index; ++j) {
+    DictionaryAttr dict = isResult ? func.getResultAttrDict(j)
+                                   : func.getArgAttrDict(j);
+    if (!dict)
+      continue;
+    if (dict.get(MWDialect::kNameAttrName) == name)
+      return op->emitOpError() << what << " #" << index << " has the same "
+                               << MWDialect::kNameAttrName << " \""
+                               << name.getValue() << "\" as " << what << " #"
+                               << j;
+  }
+  return success();
+}
+
+static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
+                                        NamedAttribute attr, bool isResult) {
+  StringRef what = isResult ? "result" : "argument";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitOpError() << "mw attribute '" << attr.getName()
+                             << "' is only valid on function " << what << "s";
+  Type type = isResult ? func.getResultTypes()[index]
+                       : func.getArgumentTypes()[index];
+  if (attr.getName() == MWDialect::kRoleAttrName)
+    return verifyRole(op, what, index, type, attr.getValue(), isResult);
+  if (attr.getName() == MWDialect::kNameAttrName)
+    return verifyName(func, what, index, type, attr.getValue(), isResult);
+  return op->emitOpError() << "unknown mw " << what << " attribute '"
+                           << attr.getName() << "' (expected '"
+                           << MWDialect::kRoleAttrName << "' or '"
+                           << MWDialect::kNameAttrName << "')";
+}
+
+LogicalResult MWDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned /*regionIndex*/,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  return verifyFunctionAttr(op, argIndex, attr, /*isResult=*/false);
+}
+
+LogicalResult MWDialect::verifyRegionResultAttribute(Operation *op,
+                                                     unsigned /*regionIndex*/,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  return verifyFunctionAttr(op, resultIndex, attr, /*isResult=*/true);
+}

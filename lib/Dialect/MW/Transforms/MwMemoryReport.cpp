@@ -1,0 +1,236 @@
+//===- MwMemoryReport.cpp - --mw-memory-report ----------------------------===//
+//
+// Reports, per function, where a step's memory goes: bytes per role of the
+// arguments and results, the parameter count, the op count, FLOPs and bytes
+// moved (CostOpInterface), and the activation bytes a naive execution keeps.
+// The JSON form is a stable interface: keys are only ever added.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Dialect/MW/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::mw {
+#define GEN_PASS_DEF_MWMEMORYREPORT
+#include "memwall/Dialect/MW/Transforms/Passes.h.inc"
+} // namespace mlir::mw
+
+using namespace mlir;
+using namespace mlir::mw;
+
+namespace {
+
+/// The figures of one function.
+struct FunctionReport {
+  std::string name;
+  int64_t paramCount = 0;
+  int64_t paramBytes = 0;
+  llvm::MapVector<StringRef, int64_t> argumentBytes;
+  llvm::MapVector<StringRef, int64_t> resultBytes;
+  int64_t opCount = 0;
+  int64_t flops = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  int64_t naiveActivationBytes = 0;
+};
+
+StringRef roleName(DictionaryAttr attrs) {
+  if (attrs)
+    if (auto role = attrs.getAs<RoleAttr>(MWDialect::kRoleAttrName))
+      return stringifyRole(role.getValue());
+  return "none";
+}
+
+/// Every shaped type that enters a figure must be static.
+LogicalResult checkStatic(Type type, Location loc, const Twine &what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (shaped && !shaped.hasStaticShape())
+    return emitError(loc) << what << " has a dynamic shape " << type
+                          << "; the memory report needs static shapes";
+  return success();
+}
+
+FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
+  FunctionReport r;
+  r.name = func.getName().str();
+  for (StringRef role : {"param", "input", "label", "optimizer_state", "grad",
+                         "none"})
+    r.argumentBytes[role] = 0;
+  for (StringRef role : {"output", "grad", "param", "optimizer_state", "none"})
+    r.resultBytes[role] = 0;
+
+  Location loc = func.getLoc();
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    Location argLoc = func.getArgument(i).getLoc();
+    if (failed(checkStatic(type, argLoc, "argument #" + Twine(i))))
+      return failure();
+    StringRef role = roleName(func.getArgAttrDict(i));
+    int64_t bytes = mw::detail::tensorBytes(type);
+    r.argumentBytes[role] += bytes;
+    if (role == "param") {
+      r.paramCount += mw::detail::numElements(type);
+      r.paramBytes += bytes;
+    }
+  }
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    if (failed(checkStatic(type, loc, "result #" + Twine(i))))
+      return failure();
+    r.resultBytes[roleName(func.getResultAttrDict(i))] +=
+        mw::detail::tensorBytes(type);
+  }
+
+  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    if (op->hasTrait<mlir::OpTrait::IsTerminator>())
+      return WalkResult::advance();
+    ++r.opCount;
+    for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+      if (failed(checkStatic(type, op->getLoc(),
+                             "result #" + Twine(i) + " of '" +
+                                 op->getName().getStringRef() + "'")))
+        return WalkResult::interrupt();
+      r.naiveActivationBytes += mw::detail::tensorBytes(type);
+    }
+    if (auto cost = dyn_cast<CostOpInterface>(op)) {
+      r.flops += cost.getFlops();
+      r.bytesRead += cost.getBytesRead();
+      r.bytesWritten += cost.getBytesWritten();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return r;
+}
+
+/// "1.5 MiB" for people; exact byte counts stay in the JSON.
+std::string humanBytes(int64_t bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0)
+    return llvm::formatv("{0} B", bytes).str();
+  return llvm::formatv("{0:F2} {1}", v, units[u]).str();
+}
+
+std::string humanCount(int64_t n) {
+  static const char *units[] = {"", "K", "M", "G", "T", "P", "E"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1000.0 && u < 6) {
+    v /= 1000.0;
+    ++u;
+  }
+  if (u == 0)
+    return llvm::formatv("{0}", n).str();
+  return llvm::formatv("{0:F2}{1}", v, units[u]).str();
+}
+
+void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
+  for (const FunctionReport &r : reports) {
+    os << "mw-memory-report @" << r.name << "\n";
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "parameters", r.paramCount,
+                        humanCount(r.paramCount));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "parameter bytes", r.paramBytes,
+                        humanBytes(r.paramBytes));
+    auto printRoles = [&](StringRef title,
+                          const llvm::MapVector<StringRef, int64_t> &bytes) {
+      os << "  " << title << "\n";
+      for (auto [role, b] : bytes)
+        if (b != 0)
+          os << llvm::formatv("    {0,-22}{1} ({2})\n", role, b,
+                              humanBytes(b));
+    };
+    printRoles("arguments by role", r.argumentBytes);
+    printRoles("results by role", r.resultBytes);
+    os << llvm::formatv("  {0,-24}{1}\n", "ops", r.opCount);
+    os << llvm::formatv("  {0,-24}{1} ({2}FLOP)\n", "flops", r.flops,
+                        humanCount(r.flops));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "bytes read", r.bytesRead,
+                        humanBytes(r.bytesRead));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "bytes written",
+                        r.bytesWritten, humanBytes(r.bytesWritten));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "naive activations",
+                        r.naiveActivationBytes,
+                        humanBytes(r.naiveActivationBytes));
+  }
+}
+
+void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
+  llvm::json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    j.attributeArray("functions", [&] {
+      for (const FunctionReport &r : reports) {
+        j.object([&] {
+          j.attribute("name", r.name);
+          j.attribute("param_count", r.paramCount);
+          j.attribute("param_bytes", r.paramBytes);
+          j.attributeObject("argument_bytes", [&] {
+            for (auto [role, b] : r.argumentBytes)
+              j.attribute(role, b);
+          });
+          j.attributeObject("result_bytes", [&] {
+            for (auto [role, b] : r.resultBytes)
+              j.attribute(role, b);
+          });
+          j.attribute("op_count", r.opCount);
+          j.attribute("flops", r.flops);
+          j.attribute("bytes_read", r.bytesRead);
+          j.attribute("bytes_written", r.bytesWritten);
+          j.attribute("naive_activation_bytes", r.naiveActivationBytes);
+        });
+      }
+    });
+  });
+  os << "\n";
+}
+
+struct MwMemoryReportPass
+    : public mw::impl::MwMemoryReportBase<MwMemoryReportPass> {
+  using MwMemoryReportBase::MwMemoryReportBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (format != "text" && format != "json") {
+      module.emitError() << "mw-memory-report: unknown format '" << format
+                         << "' (expected text or json)";
+      return signalPassFailure();
+    }
+    SmallVector<FunctionReport> reports;
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal())
+        continue;
+      FailureOr<FunctionReport> r = analyze(func);
+      if (failed(r))
+        return signalPassFailure();
+      reports.push_back(std::move(*r));
+      ++numFunctionsReported;
+    }
+    // writeToOutput goes through a temporary file and a rename, so a failed
+    // run never leaves a half-written report behind.
+    llvm::Error err =
+        llvm::writeToOutput(output, [&](llvm::raw_ostream &os) -> llvm::Error {
+          if (format == "json")
+            printJson(os, reports);
+          else
+            printText(os, reports);
+          return llvm::Error::success();
+        });
+    if (err) {
+      module.emitError() << "mw-memory-report: cannot write '" << output
+                         << "': " << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,27 @@
+# lit configuration of Memwall's regression tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "Memwall"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.memwall_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.memwall_tools_dir, config.llvm_tools_dir]
+tools = [
+    "mw-opt",
+    # Stock mlir-opt from Debian's mlir-19-tools, for the plugin tests.
+    ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+config.substitutions.append(
+    ("%mw_plugin", os.path.join(config.memwall_lib_dir, "MemwallPlugin.so")))
+config.substitutions.append(("%mw_src", config.memwall_src_root))

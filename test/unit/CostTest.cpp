@@ -1,0 +1,121 @@
+//===- CostTest.cpp - Unit tests of the mw dialect's C++ API --------------===//
+//
+// Builds ops through the C++ API (as passes do) and checks the builders'
+// inferred types, the cost interface and the verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+
+namespace {
+class MWTest : public ::testing::Test {
+protected:
+  MWTest() : builder(&ctx) {
+    ctx.loadDialect<mw::MWDialect, func::FuncDialect>();
+    module = ModuleOp::create(builder.getUnknownLoc());
+    builder.setInsertionPointToEnd(module->getBody());
+  }
+
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, builder.getF32Type());
+  }
+
+  /// A function whose arguments have `types`, with the builder inside it.
+  func::FuncOp makeFunc(ArrayRef<Type> types) {
+    auto func = builder.create<func::FuncOp>(
+        builder.getUnknownLoc(), "f", builder.getFunctionType(types, {}));
+    Block *entry = func.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    return func;
+  }
+
+  MLIRContext ctx;
+  OpBuilder builder;
+  OwningOpRef<ModuleOp> module;
+};
+} // namespace
+
+TEST_F(MWTest, BroadcastShapes) {
+  auto s = mw::broadcastShapes({4, 1}, {8});
+  ASSERT_TRUE(succeeded(s));
+  EXPECT_EQ(*s, (SmallVector<int64_t>{4, 8}));
+  EXPECT_TRUE(failed(mw::broadcastShapes({4, 3}, {5})));
+  auto scalar = mw::broadcastShapes({}, {2, 3});
+  ASSERT_TRUE(succeeded(scalar));
+  EXPECT_EQ(*scalar, (SmallVector<int64_t>{2, 3}));
+}
+
+TEST_F(MWTest, BinaryBuilderInfersBroadcastType) {
+  func::FuncOp func = makeFunc({f32({4, 1}), f32({8})});
+  auto add = builder.create<mw::AddOp>(builder.getUnknownLoc(),
+                                       func.getArgument(0),
+                                       func.getArgument(1));
+  EXPECT_EQ(add.getType(), f32({4, 8}));
+  EXPECT_EQ(cast<mw::CostOpInterface>(add.getOperation()).getFlops(), 32);
+  EXPECT_EQ(cast<mw::CostOpInterface>(add.getOperation()).getBytesRead(),
+            4 * 4 + 8 * 4);
+  EXPECT_EQ(cast<mw::CostOpInterface>(add.getOperation()).getBytesWritten(),
+            32 * 4);
+  builder.create<func::ReturnOp>(builder.getUnknownLoc());
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(MWTest, MatmulFlopsCountMultiplyAndAdd) {
+  func::FuncOp func = makeFunc({f32({2, 3, 5}), f32({7, 5})});
+  auto mm = builder.create<mw::MatmulOp>(
+      builder.getUnknownLoc(), f32({2, 3, 7}), func.getArgument(0),
+      func.getArgument(1), /*transpose_lhs=*/false, /*transpose_rhs=*/true);
+  EXPECT_EQ(mm.getFlops(), 2 * 2 * 3 * 7 * 5);
+  builder.create<func::ReturnOp>(builder.getUnknownLoc());
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(MWTest, CausalAttentionCountsTheLowerTriangle) {
+  RankedTensorType qkv = f32({1, 2, 4, 8});
+  func::FuncOp func = makeFunc({qkv, qkv, qkv});
+  auto att = builder.create<mw::AttentionOp>(
+      builder.getUnknownLoc(), qkv, f32({1, 2, 4}), func.getArgument(0),
+      func.getArgument(1), func.getArgument(2), /*causal=*/true,
+      /*scale=*/nullptr);
+  int64_t scores = 2 * (4 * 5 / 2);
+  EXPECT_EQ(att.getFlops(), 2 * scores * (8 + 8) + 5 * scores);
+  EXPECT_DOUBLE_EQ(att.getEffectiveScale(), 1.0 / std::sqrt(8.0));
+  builder.create<func::ReturnOp>(builder.getUnknownLoc());
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(MWTest, VerifierRejectsMismatchedContraction) {
+  func::FuncOp func = makeFunc({f32({4, 64}), f32({32, 8})});
+  builder.create<mw::MatmulOp>(builder.getUnknownLoc(), f32({4, 8}),
+                               func.getArgument(0), func.getArgument(1),
+                               false, false);
+  builder.create<func::ReturnOp>(builder.getUnknownLoc());
+  std::string message;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(verify(*module)));
+  EXPECT_EQ(message, "'mw.matmul' op contracting dimensions differ: 64 vs 32");
+}
+
+TEST_F(MWTest, TensorBytesRoundsSubByteTypesUp) {
+  EXPECT_EQ(mw::detail::tensorBytes(f32({3, 5})), 60);
+  EXPECT_EQ(mw::detail::tensorBytes(
+                RankedTensorType::get({3}, builder.getI1Type())),
+            1);
+  EXPECT_EQ(mw::detail::tensorBytes(
+                RankedTensorType::get({ShapedType::kDynamic}, builder.getF32Type())),
+            0);
+  EXPECT_EQ(mw::detail::tensorBytes(builder.getF32Type()), 0);
+}
