@@ -1,0 +1,21 @@
+// The plugin loads into stock mlir-opt-19: the mw dialect parses and
+// verifies, and Memwall's passes run in a pipeline.
+// RUN: %mlir_opt --load-dialect-plugin=%mw_plugin %s | FileCheck %s --check-prefix=IR
+// RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin \
+// RUN:   --pass-pipeline="builtin.module(mw-memory-report{format=json},canonicalize)" %s -o /dev/null \
+// RUN:   | FileCheck %s --check-prefix=REPORT
+// RUN: %mlir_opt --load-pass-plugin=%mw_plugin --help | FileCheck %s --check-prefix=HELP
+// RUN: not %mlir_opt --load-dialect-plugin=%mw_plugin %S/Inputs/invalid.mlir 2>&1 | FileCheck %s --check-prefix=INVALID
+
+// IR-LABEL: func.func @f
+// IR:       mw.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+// REPORT:   "name": "f",
+// REPORT:   "param_count": 128,
+// REPORT:   "flops": 1024,
+// HELP:     --mw-memory-report
+// INVALID:  invalid.mlir:3:8: error: 'mw.matmul' op contracting dimensions differ: 8 vs 16
+func.func @f(%x: tensor<4x8xf32> {mw.role = #mw.role<input>},
+             %w: tensor<16x8xf32> {mw.role = #mw.role<param>}) -> tensor<4x16xf32> {
+  %y = mw.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
