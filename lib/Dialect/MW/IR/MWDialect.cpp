@@ -169,7 +169,7 @@ static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
   StringRef what = isResult ? "result" : "argument";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitOpError() << "mw attribute '" << attr.getName()
+    return op->emitOpError() << "mw attribute '" << attr.getName().getValue()
                              << "' is only valid on function " << what << "s";
   Type type = isResult ? func.getResultTypes()[index]
                        : func.getArgumentTypes()[index];
@@ -178,7 +178,7 @@ static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
   if (attr.getName() == MWDialect::kNameAttrName)
     return verifyName(func, what, index, type, attr.getValue(), isResult);
   return op->emitOpError() << "unknown mw " << what << " attribute '"
-                           << attr.getName() << "' (expected '"
+                           << attr.getName().getValue() << "' (expected '"
                            << MWDialect::kRoleAttrName << "' or '"
                            << MWDialect::kNameAttrName << "')";
 }

@@ -162,6 +162,9 @@ ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
   llvm::SMLoc loc = parser.getCurrentLocation();
+  if (result.attributes.get("value"))
+    return parser.emitError(loc, "the value is written after the attribute "
+                                 "dictionary, not inside it");
   Attribute attr;
   if (parser.parseAttribute(attr))
     return failure();
@@ -193,10 +196,15 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 LogicalResult SplatOp::verify() {
   Type elem = getType().getElementType();
   double v = getValue().convertToDouble();
-  if (isa<IntegerType>(elem) && (std::trunc(v) != v || std::isinf(v)))
-    return emitOpError("value ")
-           << v << " is not an integer, as element type " << elem
-           << " requires";
+  if (auto intType = dyn_cast<IntegerType>(elem)) {
+    if (std::trunc(v) != v || std::isinf(v))
+      return emitOpError("value ")
+             << v << " is not an integer, as element type " << elem
+             << " requires";
+    double limit = std::ldexp(1.0, intType.getWidth() - 1);
+    if (v < -limit || v >= limit)
+      return emitOpError("value ") << v << " does not fit in " << elem;
+  }
   return success();
 }
 
@@ -574,10 +582,14 @@ LogicalResult SliceOp::verify() {
              << i << " has offset " << offsets[i] << ", size " << sizes[i]
              << ", stride " << strides[i]
              << "; offsets must be >= 0, sizes and strides >= 1";
-    int64_t last = offsets[i] + (sizes[i] - 1) * strides[i];
-    if (last >= in[i])
-      return emitOpError("slice reads index ")
-             << last << " of dimension " << i << ", which has size " << in[i];
+    // Compare without forming offset + (size - 1) * stride, which may
+    // overflow for hostile attribute values.
+    if (offsets[i] >= in[i] ||
+        (sizes[i] - 1) > (in[i] - 1 - offsets[i]) / strides[i])
+      return emitOpError("slice along dimension ")
+             << i << " (offset " << offsets[i] << ", size " << sizes[i]
+             << ", stride " << strides[i] << ") reads past its size "
+             << in[i];
   }
   return expectType(*this, getResult(), "result", sizes, elemOf(getInput()));
 }
