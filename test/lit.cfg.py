@@ -18,6 +18,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.memwall_tools_dir, config.llvm_tools_dir]
 tools = [
     "mw-opt",
+    "mw-models",
+    "mw-eval",
     # Stock mlir-opt from Debian's mlir-19-tools, for the plugin tests.
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
 ]

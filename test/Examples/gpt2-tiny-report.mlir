@@ -1,8 +1,8 @@
 // The checked-in GPT-2 example parses, verifies and reports the expected
-// figures; and it is in sync with its generator (whose defaults are the tiny
-// configuration).
+// figures; and it is in sync with its generator, mw-models (regenerate with
+// `mw-models gpt --preset gpt2-tiny -o examples/gpt2-tiny.mlir`).
 //
-// RUN: python3 %mw_src/examples/gen_gpt2.py | diff - %mw_src/examples/gpt2-tiny.mlir
+// RUN: mw-models gpt --preset gpt2-tiny | diff - %mw_src/examples/gpt2-tiny.mlir
 // RUN: mw-opt %mw_src/examples/gpt2-tiny.mlir --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
 // RUN: mw-opt %mw_src/examples/gpt2-tiny.mlir --mw-memory-report=format=text -o /dev/null | FileCheck %s --check-prefix=TEXT
 

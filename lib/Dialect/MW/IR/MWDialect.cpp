@@ -54,7 +54,12 @@ int64_t mlir::mw::detail::tensorBytes(Type type) {
   if (!elem.isIntOrFloat())
     return 0;
   int64_t bits = elem.getIntOrFloatBitWidth();
-  return (shaped.getNumElements() * bits + 7) / 8;
+  int64_t n = shaped.getNumElements();
+  // Whole-byte types (all mw types) multiply without the bit count, which
+  // would overflow for tensors of 2^58 elements.
+  if (bits % 8 == 0)
+    return n * (bits / 8);
+  return n / 8 * bits + (n % 8 * bits + 7) / 8;
 }
 
 int64_t mlir::mw::detail::sumTensorBytes(TypeRange types) {
@@ -150,16 +155,31 @@ static LogicalResult verifyName(FunctionOpInterface func, StringRef what,
                              << what << " #" << index << " is empty";
   if (failed(verifyAnnotatedType(op, what, index, type)))
     return failure();
-  for (unsigned j = 0; j < index; ++j) {
-    DictionaryAttr dict = isResult ? func.getResultAttrDict(j)
-                                   : func.getArgAttrDict(j);
-    if (!dict)
+  // Uniqueness is checked once, when the last named argument (or result) is
+  // verified, with one pass and a map: per-argument pairwise checks would be
+  // quadratic in the argument count of a large model's step.
+  unsigned count = isResult ? func.getNumResults() : func.getNumArguments();
+  auto nameAt = [&](unsigned j) -> StringAttr {
+    DictionaryAttr dict =
+        isResult ? func.getResultAttrDict(j) : func.getArgAttrDict(j);
+    return dict ? dyn_cast_or_null<StringAttr>(
+                      dict.get(MWDialect::kNameAttrName))
+                : StringAttr();
+  };
+  for (unsigned j = index + 1; j < count; ++j)
+    if (nameAt(j))
+      return success();
+  llvm::DenseMap<StringAttr, unsigned> first;
+  for (unsigned j = 0; j <= index; ++j) {
+    StringAttr n = nameAt(j);
+    if (!n)
       continue;
-    if (dict.get(MWDialect::kNameAttrName) == name)
-      return op->emitOpError() << what << " #" << index << " has the same "
+    auto [it, inserted] = first.try_emplace(n, j);
+    if (!inserted)
+      return op->emitOpError() << what << " #" << j << " has the same "
                                << MWDialect::kNameAttrName << " \""
-                               << name.getValue() << "\" as " << what << " #"
-                               << j;
+                               << n.getValue() << "\" as " << what << " #"
+                               << it->second;
   }
   return success();
 }

@@ -35,4 +35,25 @@ def MW_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+def MW_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let description = [{
+    The op's reverse-mode gradient rule, used by --mw-autodiff. Given the
+    gradients of the op's results (null where no gradient flows to a result),
+    the rule builds ops at the builder's insertion point that compute the
+    gradients of its operands, and stores them in `operandGrads` (sized to the
+    number of operands; null where the operand gets no gradient, e.g. integer
+    indices). A rule that cannot handle a configuration (e.g. a gradient into
+    layer_norm's saved statistics) emits an error at the op and fails.
+  }];
+  let cppNamespace = "::mlir::mw";
+  let methods = [
+    InterfaceMethod<[{
+        Builds the gradients of the operands from those of the results.
+      }], "::llvm::LogicalResult", "buildGradient",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // MEMWALL_DIALECT_MW_IR_MWINTERFACES_TD

@@ -89,7 +89,7 @@ def MW_SplatOp : MW_Op<"splat", []> {
 //===----------------------------------------------------------------------===//
 
 class MW_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : MW_Op<mnemonic, traits> {
+    : MW_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
   let summary = "elementwise " # what # " with NumPy broadcasting";
   let description = [{
     Elementwise }] # what # [{ of two tensors of the same element type.
@@ -128,7 +128,7 @@ def MW_MaximumOp : MW_BinaryOp<"maximum", "maximum", [Commutative]>;
 
 class MW_UnaryOp<string mnemonic, string what, int flops,
                  list<Trait> traits = []>
-    : MW_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+    : MW_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
   let summary = "elementwise " # what;
   let description = [{
     Elementwise }] # what # [{ of a floating-point tensor; the result has the
@@ -158,7 +158,7 @@ def MW_ReluOp : MW_UnaryOp<"relu", "rectified linear unit, max(x, 0)", 1>;
 def MW_SigmoidOp : MW_UnaryOp<"sigmoid", "logistic sigmoid, 1/(1+e^-x)", 3>;
 def MW_SiluOp : MW_UnaryOp<"silu", "SiLU (swish), x*sigmoid(x)", 4>;
 
-def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType]> {
+def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "elementwise GELU, exact (erf) or tanh-approximated";
   let description = [{
     `x * Phi(x)`. With `approximate = #mw.gelu_approximation<tanh>` it is
@@ -178,7 +178,7 @@ def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType]> {
   let extraClassDeclaration = MW_ElementwiseCost<8>.costDecl;
 }
 
-def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape]> {
+def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: floats round to
@@ -201,7 +201,7 @@ def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape]> {
 // Matmul
 //===----------------------------------------------------------------------===//
 
-def MW_MatmulOp : MW_Op<"matmul", []> {
+def MW_MatmulOp : MW_Op<"matmul", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "batched matrix multiplication with optional transposes";
   let description = [{
     `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]`, where the two
@@ -232,7 +232,7 @@ def MW_MatmulOp : MW_Op<"matmul", []> {
 //===----------------------------------------------------------------------===//
 
 class MW_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
-    : MW_Op<mnemonic, traits> {
+    : MW_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
   let summary = what # " over the given axes";
   let description = [{
     The }] # what # [{ of the input over `axes` (non-negative, strictly
@@ -271,7 +271,7 @@ def MW_ReduceMeanOp : MW_ReduceOp<"reduce_mean", "arithmetic mean"> {
 //===----------------------------------------------------------------------===//
 
 class MW_SoftmaxLikeOp<string mnemonic, string what, string formula>
-    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+    : MW_Op<mnemonic, [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = what # " along one axis";
   let description = [{
     `}] # formula # [{` along `axis`, computed stably (the maximum is
@@ -293,7 +293,7 @@ def MW_SoftmaxOp : MW_SoftmaxLikeOp<"softmax", "softmax",
 def MW_LogSoftmaxOp : MW_SoftmaxLikeOp<"log_softmax", "log-softmax",
                                        "x_i - log(sum_j exp(x_j))">;
 
-def MW_LayerNormOp : MW_Op<"layer_norm", []> {
+def MW_LayerNormOp : MW_Op<"layer_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `y = (x - mean) * rstd * gamma + beta` over the last dimension D, with
@@ -318,7 +318,7 @@ def MW_LayerNormOp : MW_Op<"layer_norm", []> {
   let extraClassDeclaration = MW_ElementwiseCost<8>.costDecl;
 }
 
-def MW_RmsNormOp : MW_Op<"rms_norm", []> {
+def MW_RmsNormOp : MW_Op<"rms_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "RMS normalization over the last dimension";
   let description = [{
     `y = x * rstd * gamma` over the last dimension D, with
@@ -344,7 +344,7 @@ def MW_RmsNormOp : MW_Op<"rms_norm", []> {
 // Embedding, loss, attention
 //===----------------------------------------------------------------------===//
 
-def MW_EmbeddingOp : MW_Op<"embedding", []> {
+def MW_EmbeddingOp : MW_Op<"embedding", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "row gather from an embedding table";
   let description = [{
     `result[i..., :] = table[indices[i...], :]` for a table of shape [V, D]
@@ -368,7 +368,7 @@ def MW_EmbeddingOp : MW_Op<"embedding", []> {
   }];
 }
 
-def MW_CrossEntropyOp : MW_Op<"cross_entropy", []> {
+def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "mean softmax cross-entropy with integer labels";
   let description = [{
     For logits of shape [..., C] and integer labels of shape [...]:
@@ -395,7 +395,7 @@ def MW_CrossEntropyOp : MW_Op<"cross_entropy", []> {
   }];
 }
 
-def MW_AttentionOp : MW_Op<"attention", []> {
+def MW_AttentionOp : MW_Op<"attention", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "scaled dot-product attention over heads";
   let description = [{
     For query [B, H, S, D], key [B, H, Sk, D] and value [B, H, Sk, Dv]:
@@ -432,7 +432,7 @@ def MW_AttentionOp : MW_Op<"attention", []> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def MW_ReshapeOp : MW_Op<"reshape", []> {
+def MW_ReshapeOp : MW_Op<"reshape", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "reinterpretation of a tensor's shape";
   let description = [{
     The same elements in row-major order under a new static shape with the
@@ -454,7 +454,7 @@ def MW_ReshapeOp : MW_Op<"reshape", []> {
   }];
 }
 
-def MW_TransposeOp : MW_Op<"transpose", []> {
+def MW_TransposeOp : MW_Op<"transpose", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "permutation of dimensions";
   let description = [{
     Result dimension d is input dimension `permutation[d]`:
@@ -475,7 +475,7 @@ def MW_TransposeOp : MW_Op<"transpose", []> {
   }];
 }
 
-def MW_BroadcastToOp : MW_Op<"broadcast_to", []> {
+def MW_BroadcastToOp : MW_Op<"broadcast_to", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "NumPy broadcast to a larger shape";
   let description = [{
     Broadcasts the input to the result shape: trailing dimensions are aligned,
@@ -495,7 +495,7 @@ def MW_BroadcastToOp : MW_Op<"broadcast_to", []> {
   }];
 }
 
-def MW_SliceOp : MW_Op<"slice", []> {
+def MW_SliceOp : MW_Op<"slice", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "static strided slice";
   let description = [{
     `result[i...] = input[offsets + i * strides]` with result shape `sizes`.
@@ -524,7 +524,7 @@ def MW_SliceOp : MW_Op<"slice", []> {
   }];
 }
 
-def MW_ConcatOp : MW_Op<"concat", []> {
+def MW_ConcatOp : MW_Op<"concat", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let summary = "concatenation along one axis";
   let description = [{
     Joins one or more tensors of equal rank and element type along `axis`;

@@ -1,0 +1,96 @@
+//===- Evaluator.h - Reference evaluator of the mw dialect ------*- C++ -*-===//
+//
+// The semantic oracle of every Memwall transformation (DESIGN.md decision 6):
+// a plain interpreter of mw ops on tensors. It favours being obviously correct
+// over being fast: naive loops in a fixed order, f32 arithmetic for every
+// floating-point type (f16 and bf16 values are held in f32, where they are
+// exact, and rounded to their type after every op), no threads, so the same
+// input always gives the same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_EVAL_EVALUATOR_H
+#define MEMWALL_EVAL_EVALUATOR_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::mw::eval {
+
+/// Element types the evaluator holds.
+enum class ElemKind { F32, F16, BF16, I32, I64 };
+
+/// "f32", "f16", "bf16", "i32", "i64".
+const char *elemKindName(ElemKind kind);
+/// The kind of an MLIR element type, or failure for an unsupported one.
+FailureOr<ElemKind> elemKindOf(Type elementType);
+/// The MLIR element type of `kind`.
+Type elemTypeOf(MLIRContext *ctx, ElemKind kind);
+inline bool isFloatKind(ElemKind k) {
+  return k == ElemKind::F32 || k == ElemKind::F16 || k == ElemKind::BF16;
+}
+
+/// Rounds `value` to the nearest `kind` value (ties to even) and returns it
+/// as a float; identity for F32.
+float roundToKind(ElemKind kind, float value);
+/// Raw 16-bit encodings of f16 and bf16, for reading and writing files.
+uint16_t floatToHalfBits(float value);
+float halfBitsToFloat(uint16_t bits);
+uint16_t floatToBFloatBits(float value);
+float bfloatBitsToFloat(uint16_t bits);
+
+/// A dense row-major tensor value. Floating-point elements live in `f` as f32
+/// (already rounded to `kind`), integer elements in `i` as int64 (already
+/// wrapped to `kind`).
+struct Tensor {
+  ElemKind kind = ElemKind::F32;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<float> f;
+  std::vector<int64_t> i;
+
+  /// A zero tensor.
+  static Tensor zeros(ElemKind kind, llvm::ArrayRef<int64_t> shape);
+  int64_t numElements() const;
+  bool isFloat() const { return isFloatKind(kind); }
+  /// Element `n` as a double, whatever the kind.
+  double at(int64_t n) const {
+    return isFloat() ? static_cast<double>(f[n]) : static_cast<double>(i[n]);
+  }
+  /// Whether `type` is a tensor type of this kind and shape.
+  bool matches(Type type) const;
+  /// "tensor<2x3xf32>".
+  std::string typeString() const;
+};
+
+/// Evaluates `func` on `args`, one per function argument, each of the
+/// argument's type. On success returns one tensor per result. On failure (a
+/// type mismatch, an unsupported op, an index out of range at run time) emits
+/// an error at the failing op's location and returns failure.
+FailureOr<llvm::SmallVector<Tensor>> evaluate(FunctionOpInterface func,
+                                              llvm::ArrayRef<Tensor> args);
+
+/// The name of argument `index`: its `mw.name`, else "argN".
+std::string argumentName(FunctionOpInterface func, unsigned index);
+/// The name of result `index`: its `mw.name`, else "resultN".
+std::string resultName(FunctionOpInterface func, unsigned index);
+
+/// Deterministic random inputs for `func`, documented in docs/mw-eval.md:
+/// floats are normal(0, 0.02) from a seeded generator, except rank-1 float
+/// arguments whose name ends in "weight" (normalization scales), which are
+/// 1 + normal(0, 0.02); integer arguments are uniform in [0, bound) where bound
+/// is the smallest valid range of the ops that use them as indices or labels
+/// (vocabulary rows, classes), looking through reshapes, or [0, 2) when
+/// unused that way; an argument used as the `step` of mw.adamw is 1;
+/// arguments with role optimizer_state are zero (a fresh optimizer).
+llvm::SmallVector<Tensor> randomInputs(FunctionOpInterface func,
+                                       uint64_t seed);
+
+} // namespace mlir::mw::eval
+
+#endif // MEMWALL_EVAL_EVALUATOR_H

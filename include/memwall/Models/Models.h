@@ -1,0 +1,130 @@
+//===- Models.h - Model generators for Memwall ------------------*- C++ -*-===//
+//
+// Builds the forward step of a model family (MLP, GPT-2, Llama, BERT) as mw IR:
+// one `func.func @forward(params..., inputs, labels) -> loss` whose arguments
+// and result carry `mw.role` and `mw.name`. Parameters are function arguments,
+// so no weights are materialized and GPT-3 175B builds in well under a second.
+// Presets carry published dimensions; `expectedParamCount` gives the closed
+// form each family's generated parameters must add up to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_MODELS_MODELS_H
+#define MEMWALL_MODELS_MODELS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::mw::models {
+
+/// The model families mw-models generates.
+enum class Family {
+  /// Linear(+bias) layers with erf-GELU between them, classification loss.
+  Mlp,
+  /// GPT-2: learned positions, pre-LayerNorm, tanh-GELU MLP, tied embeddings.
+  Gpt,
+  /// Llama: RMSNorm, SwiGLU MLP, no biases, untied lm_head, optional RoPE.
+  Llama,
+  /// BERT for masked LM: post-LayerNorm, bidirectional, erf-GELU.
+  Bert,
+};
+
+/// Element type of parameters and activations. Labels and tokens are always
+/// i32; norm statistics, attention lse and the loss are always f32.
+enum class DType { F32, BF16, F16 };
+
+/// The dimensions of one model. Fields a family does not use keep their
+/// defaults and are ignored (MLP uses layers, hidden, inFeatures, classes and
+/// batch; the transformers use everything but inFeatures and classes).
+struct ModelConfig {
+  Family family = Family::Gpt;
+  /// Transformer blocks; for MLP the number of Linear layers.
+  int64_t layers = 2;
+  /// Model width D; for MLP the width of the hidden layers.
+  int64_t hidden = 64;
+  /// Attention heads; hidden must be a multiple of it.
+  int64_t heads = 4;
+  /// Width of the feed-forward layer.
+  int64_t ffn = 256;
+  /// Sequence length; also the number of learned positions (GPT-2, BERT).
+  int64_t seq = 32;
+  int64_t batch = 2;
+  int64_t vocab = 256;
+  /// MLP only: width of the input `x`.
+  int64_t inFeatures = 32;
+  /// MLP only: number of classes (width of the logits).
+  int64_t classes = 10;
+  DType dtype = DType::F32;
+  /// Llama only: rotary position embeddings on queries and keys.
+  bool rotary = false;
+
+  bool operator==(const ModelConfig &other) const;
+  bool operator!=(const ModelConfig &other) const { return !(*this == other); }
+};
+
+/// A named configuration with published dimensions.
+struct Preset {
+  llvm::StringLiteral name;
+  llvm::StringLiteral description;
+  ModelConfig config;
+};
+
+/// Every preset, in a stable order (per family, smallest first).
+llvm::ArrayRef<Preset> getPresets();
+/// The preset named `name`, or nullopt.
+std::optional<ModelConfig> lookupPreset(llvm::StringRef name);
+/// The default configuration of a family: its tiny preset.
+ModelConfig getDefaultConfig(Family family);
+/// Comma-separated names of every preset ("gpt2-tiny, gpt2-small, ...").
+std::string listPresetNames();
+
+/// "mlp", "gpt", "llama", "bert".
+llvm::StringRef stringifyFamily(Family family);
+std::optional<Family> parseFamily(llvm::StringRef name);
+/// Comma-separated names of every family.
+std::string listFamilyNames();
+/// "f32", "bf16", "f16".
+llvm::StringRef stringifyDType(DType dtype);
+std::optional<DType> parseDType(llvm::StringRef name);
+
+/// Checks that every size the family uses is positive, that hidden is a
+/// multiple of heads (and the head dimension even with rotary), that vocab and
+/// classes fit the i32 labels, and that no tensor's element count overflows
+/// int64. On failure sets `error` to one sentence naming the offending value.
+LogicalResult validate(const ModelConfig &config, std::string &error);
+
+/// The number of parameters the family's closed form gives (D = hidden,
+/// F = ffn, S = seq, V = vocab, L = layers):
+///   GPT-2:    V*D + S*D + L*(4*D^2 + 2*D*F + F + 9*D) + 2*D
+///             (= V*D + S*D + L*(12*D^2 + 13*D) + 2*D when F = 4*D)
+///   Llama:    2*V*D + L*(4*D^2 + 3*D*F + 2*D) + D
+///   BERT-MLM: (V + S + 2)*D + 2*D + L*(4*D^2 + 2*D*F + F + 9*D)
+///             + (D^2 + D) + 2*D + V
+///   MLP:      sum over layers of (in*out + out).
+/// Returns -1 when the count overflows int64 (validate rejects such configs).
+int64_t expectedParamCount(const ModelConfig &config);
+
+/// Builds `module { func.func @forward(...) }` for `config`. Emits an error
+/// diagnostic (at an unknown location) and fails when the config does not
+/// validate. Loads the mw and func dialects into `context`.
+FailureOr<OwningOpRef<ModuleOp>> buildModel(MLIRContext &context,
+                                            const ModelConfig &config);
+
+/// The sum of the element counts of the `param`-role arguments of every
+/// function in `module`.
+int64_t countParams(ModuleOp module);
+
+/// The flags that regenerate `config` ("gpt --layers 2 --hidden 64 ...").
+std::string formatFlags(const ModelConfig &config);
+
+} // namespace mlir::mw::models
+
+#endif // MEMWALL_MODELS_MODELS_H

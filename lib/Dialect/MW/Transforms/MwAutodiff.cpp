@@ -1,0 +1,464 @@
+//===- MwAutodiff.cpp - --mw-autodiff ---------------------------------------===//
+//
+// Builds a training step from a forward function that returns a loss:
+// clone the forward ops (once per micro-batch), walk them in reverse applying
+// each op's GradientOpInterface rule, accumulate parameter gradients, and
+// apply AdamW or SGD. Mixed precision keeps f32 master weights and casts them
+// to the compute type at their uses, so the cast's own gradient rule brings
+// gradients back to f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Dialect/MW/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "mw-autodiff"
+
+namespace mlir::mw {
+#define GEN_PASS_DEF_MWAUTODIFF
+#include "memwall/Dialect/MW/Transforms/Passes.h.inc"
+} // namespace mlir::mw
+
+using namespace mlir;
+using namespace mlir::mw;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+bool isFloatTensor(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && isa<FloatType>(r.getElementType());
+}
+
+std::optional<Role> roleOf(func::FuncOp f, unsigned i) {
+  if (auto r = f.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName))
+    return r.getValue();
+  return std::nullopt;
+}
+
+std::string nameOf(func::FuncOp f, unsigned i) {
+  if (auto n = f.getArgAttrOfType<StringAttr>(i, MWDialect::kNameAttrName))
+    return n.getValue().str();
+  return "arg" + std::to_string(i);
+}
+
+/// One argument or result of the step being built.
+struct Slot {
+  Type type;
+  Role role;
+  std::string name;
+};
+
+struct MwAutodiffPass : public mw::impl::MwAutodiffBase<MwAutodiffPass> {
+  using MwAutodiffBase::MwAutodiffBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkOptions(ModuleOp module);
+  /// Clones the forward body under `mapping` at the builder's point and
+  /// returns the cloned loss.
+  Value cloneForward(OpBuilder &b, func::FuncOp forward, IRMapping &mapping,
+                     SmallVectorImpl<Operation *> &cloned);
+  /// Reverse pass over `ops` seeded with `seed` for `loss`; adds the
+  /// gradient of every value in `wrt` into `grads`.
+  LogicalResult backward(OpBuilder &b, ArrayRef<Operation *> ops, Value loss,
+                         Value seed, ArrayRef<Value> wrt,
+                         DenseMap<Value, Value> &grads);
+
+  Type computeElementType(MLIRContext *ctx) const {
+    Builder b(ctx);
+    if (precision == "bf16")
+      return b.getBF16Type();
+    if (precision == "fp16")
+      return b.getF16Type();
+    return b.getF32Type();
+  }
+  double effectiveWeightDecay() const {
+    if (weightDecay >= 0.0)
+      return weightDecay;
+    return optimizer == "adamw" ? 0.01 : 0.0;
+  }
+};
+
+LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
+  auto fail = [&](const Twine &msg) {
+    module.emitError() << "mw-autodiff: " << msg;
+    return failure();
+  };
+  if (optimizer != "adamw" && optimizer != "sgd")
+    return fail("unknown optimizer '" + optimizer + "' (expected adamw or sgd)");
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16")
+    return fail("unknown precision '" + precision +
+                "' (expected fp32, bf16 or fp16)");
+  if (precision == "fp16")
+    return fail("precision=fp16 (dynamic loss scaling) is not implemented yet; "
+                "use fp32 or bf16");
+  if (gradAccum < 1)
+    return fail("grad-accum must be >= 1, got " + Twine(gradAccum));
+  if (!(lr >= 0.0))
+    return fail("lr must be non-negative");
+  if (optimizer == "adamw" &&
+      (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0)))
+    return fail("beta1 and beta2 must lie in [0, 1)");
+  if (!(eps >= 0.0) || !(momentum >= 0.0))
+    return fail("eps and momentum must be non-negative");
+  if (optimizer == "adamw" && momentum != 0.0)
+    return fail("momentum applies to sgd only");
+  if (nesterov && (optimizer != "sgd" || momentum == 0.0))
+    return fail("nesterov needs optimizer=sgd and a non-zero momentum");
+  return success();
+}
+
+Value MwAutodiffPass::cloneForward(OpBuilder &b, func::FuncOp forward,
+                                   IRMapping &mapping,
+                                   SmallVectorImpl<Operation *> &cloned) {
+  Value loss;
+  for (Operation &op : forward.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      loss = mapping.lookup(ret.getOperand(0));
+      break;
+    }
+    cloned.push_back(b.clone(op, mapping));
+  }
+  return loss;
+}
+
+LogicalResult MwAutodiffPass::backward(OpBuilder &b, ArrayRef<Operation *> ops,
+                                       Value loss, Value seed,
+                                       ArrayRef<Value> wrt,
+                                       DenseMap<Value, Value> &grads) {
+  // Values that depend on a differentiated argument: only they need
+  // gradients, which keeps the backward pass free of dead work.
+  llvm::DenseSet<Value> active(wrt.begin(), wrt.end());
+  for (Operation *op : ops)
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      for (Value r : op->getResults())
+        if (isFloatTensor(r.getType()))
+          active.insert(r);
+  if (!active.contains(loss))
+    return success(); // nothing reaches the loss; callers warn per param
+
+  DenseMap<Value, Value> local;
+  auto accumulate = [&](Value v, Value g) {
+    auto it = local.find(v);
+    if (it == local.end()) {
+      local[v] = g;
+      return;
+    }
+    it->second = b.create<AddOp>(v.getLoc(), it->second, g);
+  };
+  local[loss] = seed;
+
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> dys;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      auto it = local.find(r);
+      dys.push_back(it == local.end() ? Value() : it->second);
+      any |= it != local.end();
+    }
+    if (!any)
+      continue;
+    bool needsOperandGrad = llvm::any_of(
+        op->getOperands(), [&](Value v) { return active.contains(v); });
+    if (!needsOperandGrad)
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(op);
+    if (!rule)
+      return op->emitOpError("lies on the path from the parameters to the "
+                             "loss but has no gradient rule");
+    SmallVector<Value> dxs(op->getNumOperands());
+    if (failed(rule.buildGradient(b, dys, dxs)))
+      return failure();
+    for (auto [v, g] : llvm::zip(op->getOperands(), dxs))
+      if (g && active.contains(v))
+        accumulate(v, g);
+  }
+  for (Value v : wrt) {
+    auto it = local.find(v);
+    if (it == local.end())
+      continue;
+    auto acc = grads.find(v);
+    if (acc == grads.end())
+      grads[v] = it->second;
+    else {
+      acc->second = b.create<AddOp>(v.getLoc(), acc->second, it->second);
+    }
+  }
+  return success();
+}
+
+void MwAutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  if (failed(checkOptions(module)))
+    return signalPassFailure();
+
+  auto forward = module.lookupSymbol<func::FuncOp>(entry);
+  if (!forward || forward.isExternal()) {
+    module.emitError() << "mw-autodiff: no function @" << entry
+                       << " with a body (set entry=NAME)";
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol(stepName)) {
+    module.emitError() << "mw-autodiff: the module already has a symbol @"
+                       << stepName << " (set step-name=NAME)";
+    return signalPassFailure();
+  }
+  FunctionType fnType = forward.getFunctionType();
+  if (fnType.getNumResults() != 1 || !isFloatTensor(fnType.getResult(0)) ||
+      tensorType(forward.getBody().front().getTerminator()->getOperand(0))
+              .getRank() != 0) {
+    forward.emitError() << "mw-autodiff: @" << entry
+                        << " must return one rank-0 float tensor (the loss), "
+                           "but returns "
+                        << fnType.getResults();
+    return signalPassFailure();
+  }
+  if (!forward.getBody().hasOneBlock()) {
+    forward.emitError("mw-autodiff: the forward function must have one block");
+    return signalPassFailure();
+  }
+
+  Type computeElem = computeElementType(ctx);
+  Type f32 = Float32Type::get(ctx);
+  bool mixed = precision != "fp32";
+  SmallVector<unsigned> paramIdx, dataIdx;
+  for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
+    Type t = forward.getArgumentTypes()[i];
+    if (roleOf(forward, i) == Role::param) {
+      auto rt = cast<RankedTensorType>(t);
+      if (rt.getElementType() != computeElem) {
+        forward.emitError()
+            << "mw-autodiff: parameter '" << nameOf(forward, i) << "' has type "
+            << t << " but precision=" << precision << " computes in "
+            << computeElem
+            << "; generate the forward function in the compute type "
+               "(mw-models --dtype)";
+        return signalPassFailure();
+      }
+      paramIdx.push_back(i);
+    } else {
+      dataIdx.push_back(i);
+    }
+  }
+  if (paramIdx.empty()) {
+    forward.emitError() << "mw-autodiff: @" << entry
+                        << " has no argument with role #mw.role<param>";
+    return signalPassFailure();
+  }
+  numParams = paramIdx.size();
+
+  // The step's signature.
+  bool adam = optimizer == "adamw";
+  bool momentumBuffer = !adam && momentum != 0.0;
+  auto master = [&](unsigned i) -> Type {
+    auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
+    return mixed ? RankedTensorType::get(t.getShape(), f32) : Type(t);
+  };
+  SmallVector<Slot> inSlots, outSlots;
+  for (unsigned i : paramIdx)
+    inSlots.push_back({master(i), Role::param, nameOf(forward, i)});
+  for (unsigned i : paramIdx) {
+    if (adam) {
+      inSlots.push_back(
+          {master(i), Role::optimizer_state, nameOf(forward, i) + ".exp_avg"});
+      inSlots.push_back({master(i), Role::optimizer_state,
+                         nameOf(forward, i) + ".exp_avg_sq"});
+    } else if (momentumBuffer) {
+      inSlots.push_back({master(i), Role::optimizer_state,
+                         nameOf(forward, i) + ".momentum_buffer"});
+    }
+  }
+  Type stepType = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+  if (adam)
+    inSlots.push_back({stepType, Role::optimizer_state, "optimizer.step"});
+  unsigned numStateArgs = inSlots.size() - paramIdx.size();
+  for (unsigned i : dataIdx) {
+    auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
+    Type full = t;
+    if (gradAccum > 1) {
+      if (t.getRank() == 0) {
+        forward.emitError() << "mw-autodiff: grad-accum needs a batch "
+                               "dimension, but input '"
+                            << nameOf(forward, i) << "' is a scalar";
+        return signalPassFailure();
+      }
+      SmallVector<int64_t> shape(t.getShape());
+      shape[0] *= gradAccum;
+      full = RankedTensorType::get(shape, t.getElementType());
+    }
+    inSlots.push_back(
+        {full, roleOf(forward, i).value_or(Role::input), nameOf(forward, i)});
+  }
+  Type lossType = fnType.getResult(0);
+  outSlots.push_back({RankedTensorType::get({}, f32), Role::output, "loss"});
+  for (unsigned k = 0; k < paramIdx.size() + numStateArgs; ++k)
+    outSlots.push_back(inSlots[k]);
+
+  SmallVector<Type> inTypes, outTypes;
+  for (const Slot &s : inSlots)
+    inTypes.push_back(s.type);
+  for (const Slot &s : outSlots)
+    outTypes.push_back(s.type);
+  // Counts what the backward pass creates, for -mlir-pass-statistics.
+  struct CountingListener : public OpBuilder::Listener {
+    int64_t created = 0;
+    void notifyOperationInserted(Operation *,
+                                 OpBuilder::InsertPoint) override {
+      ++created;
+    }
+  } listener;
+  OpBuilder b(ctx, &listener);
+  b.setInsertionPointAfter(forward);
+  Location loc = NameLoc::get(StringAttr::get(ctx, stepName), forward.getLoc());
+  auto step = b.create<func::FuncOp>(loc, stepName,
+                                     b.getFunctionType(inTypes, outTypes));
+  auto setAttrs = [&](auto setter, unsigned i, const Slot &s) {
+    setter(i, MWDialect::kRoleAttrName, RoleAttr::get(ctx, s.role));
+    setter(i, MWDialect::kNameAttrName, b.getStringAttr(s.name));
+  };
+  for (auto [i, s] : llvm::enumerate(inSlots))
+    setAttrs([&](unsigned j, StringRef n, Attribute a) { step.setArgAttr(j, n, a); },
+             i, s);
+  for (auto [i, s] : llvm::enumerate(outSlots))
+    setAttrs([&](unsigned j, StringRef n, Attribute a) { step.setResultAttr(j, n, a); },
+             i, s);
+  Block *body = step.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  // Parameters in the compute type: the masters themselves, or one cast each.
+  SmallVector<Value> computeParams;
+  for (auto [k, i] : llvm::enumerate(paramIdx)) {
+    Value p = body->getArgument(k);
+    if (mixed)
+      p = b.create<CastOp>(p.getLoc(), forward.getArgumentTypes()[i], p);
+    computeParams.push_back(p);
+  }
+
+  // Forward and backward, once per micro-batch.
+  DenseMap<Value, Value> grads;
+  Value lossSum;
+  unsigned dataBase = paramIdx.size() + numStateArgs;
+  for (int64_t k = 0; k < gradAccum; ++k) {
+    IRMapping mapping;
+    for (auto [n, i] : llvm::enumerate(paramIdx))
+      mapping.map(forward.getArgument(i), computeParams[n]);
+    for (auto [n, i] : llvm::enumerate(dataIdx)) {
+      Value full = body->getArgument(dataBase + n);
+      Value micro = full;
+      if (gradAccum > 1) {
+        auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
+        SmallVector<int64_t> offsets(t.getRank(), 0);
+        offsets[0] = k * t.getShape()[0];
+        micro = b.create<SliceOp>(full.getLoc(), t, full, offsets,
+                                  t.getShape(), /*strides=*/nullptr);
+      }
+      mapping.map(forward.getArgument(i), micro);
+    }
+    SmallVector<Operation *> cloned;
+    Value loss = cloneForward(b, forward, mapping, cloned);
+    Value loss32 = loss;
+    if (tensorType(loss).getElementType() != f32)
+      loss32 = b.create<CastOp>(loss.getLoc(), RankedTensorType::get({}, f32),
+                                loss);
+    lossSum = lossSum ? b.create<AddOp>(loss.getLoc(), lossSum, loss32).getResult()
+                      : loss32;
+    Value seed = b.create<SplatOp>(loss.getLoc(), lossType,
+                                   b.getF64FloatAttr(1.0 / gradAccum));
+    // Differentiate with respect to the masters, through their casts. The
+    // casts are shared by all micro-batches; listing them first makes the
+    // reverse walk reach them last.
+    SmallVector<Value> wrt(body->getArguments().take_front(paramIdx.size()));
+    SmallVector<Operation *> all;
+    if (mixed)
+      for (Value p : computeParams)
+        all.push_back(p.getDefiningOp());
+    all.append(cloned.begin(), cloned.end());
+    if (failed(backward(b, all, loss, seed, wrt, grads)))
+      return signalPassFailure();
+  }
+  Value loss = lossSum;
+  if (gradAccum > 1)
+    loss = b.create<MulOp>(loc, lossSum,
+                           b.create<SplatOp>(loc, lossSum.getType(),
+                                             b.getF64FloatAttr(1.0 / gradAccum)));
+
+  // Optimizer updates.
+  SmallVector<Value> results{loss};
+  SmallVector<Value> newParams, newState;
+  Value newStep;
+  if (adam) {
+    Value stepArg = body->getArgument(paramIdx.size() + numStateArgs - 1);
+    newStep = b.create<AddOp>(loc, stepArg,
+                              b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
+  }
+  double wd = effectiveWeightDecay();
+  for (auto [k, i] : llvm::enumerate(paramIdx)) {
+    Value p = body->getArgument(k);
+    Value g = grads.lookup(p);
+    if (!g) {
+      forward.emitWarning() << "mw-autodiff: parameter '" << nameOf(forward, i)
+                            << "' does not reach the loss; its gradient is zero";
+      g = b.create<SplatOp>(p.getLoc(), p.getType(), b.getF64FloatAttr(0.0));
+    }
+    Location ploc = p.getLoc();
+    if (adam) {
+      Value m = body->getArgument(paramIdx.size() + 2 * k);
+      Value v = body->getArgument(paramIdx.size() + 2 * k + 1);
+      auto upd = b.create<AdamWOp>(
+          ploc, TypeRange{p.getType(), p.getType(), p.getType()}, p, g, m, v,
+          newStep, b.getF64FloatAttr(lr), b.getF64FloatAttr(beta1),
+          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+          b.getF64FloatAttr(wd));
+      newParams.push_back(upd.getNewParam());
+      newState.push_back(upd.getNewExpAvg());
+      newState.push_back(upd.getNewExpAvgSq());
+    } else {
+      Value buf = momentumBuffer ? body->getArgument(paramIdx.size() + k)
+                                 : Value();
+      SmallVector<Type> types{p.getType()};
+      if (buf)
+        types.push_back(p.getType());
+      auto upd = b.create<SgdOp>(
+          ploc, types, p, g, buf, b.getF64FloatAttr(lr),
+          b.getF64FloatAttr(momentum), b.getF64FloatAttr(0.0),
+          b.getF64FloatAttr(wd), nesterov ? b.getUnitAttr() : UnitAttr());
+      newParams.push_back(upd.getNewParam());
+      if (buf)
+        newState.push_back(upd.getNewMomentumBuffer());
+    }
+  }
+  if (adam)
+    newState.push_back(newStep);
+  results.append(newParams);
+  results.append(newState);
+  b.create<func::ReturnOp>(loc, results);
+
+  // Gradient rules build every operand's gradient; those of inputs and
+  // constants are unused. Erase them (reverse order frees whole chains).
+  int64_t erased = 0;
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op)) {
+      op.erase();
+      ++erased;
+    }
+  numBackwardOps = listener.created - erased;
+}
+
+} // namespace

@@ -1,0 +1,1406 @@
+//===- Evaluator.cpp - Reference evaluator of the mw dialect --------------===//
+//
+// One kernel per mw op, written as the op's documentation states it: naive
+// loops in row-major order, f32 arithmetic, rounding to f16/bf16 after each
+// op. Speed is not a goal; being obviously right and deterministic is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Eval/Evaluator.h"
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::mw;
+using namespace mlir::mw::eval;
+
+//===----------------------------------------------------------------------===//
+// Element kinds and rounding
+//===----------------------------------------------------------------------===//
+
+const char *mlir::mw::eval::elemKindName(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::F32:
+    return "f32";
+  case ElemKind::F16:
+    return "f16";
+  case ElemKind::BF16:
+    return "bf16";
+  case ElemKind::I32:
+    return "i32";
+  case ElemKind::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+FailureOr<ElemKind> mlir::mw::eval::elemKindOf(Type t) {
+  if (t.isF32())
+    return ElemKind::F32;
+  if (t.isF16())
+    return ElemKind::F16;
+  if (t.isBF16())
+    return ElemKind::BF16;
+  if (t.isSignlessInteger(32))
+    return ElemKind::I32;
+  if (t.isSignlessInteger(64))
+    return ElemKind::I64;
+  return failure();
+}
+
+Type mlir::mw::eval::elemTypeOf(MLIRContext *ctx, ElemKind kind) {
+  Builder b(ctx);
+  switch (kind) {
+  case ElemKind::F32:
+    return b.getF32Type();
+  case ElemKind::F16:
+    return b.getF16Type();
+  case ElemKind::BF16:
+    return b.getBF16Type();
+  case ElemKind::I32:
+    return b.getI32Type();
+  case ElemKind::I64:
+    return b.getI64Type();
+  }
+  return {};
+}
+
+static uint32_t floatBits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof(u));
+  return u;
+}
+static float bitsFloat(uint32_t u) {
+  float v;
+  std::memcpy(&v, &u, sizeof(v));
+  return v;
+}
+
+uint16_t mlir::mw::eval::floatToBFloatBits(float value) {
+  uint32_t u = floatBits(value);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a (quiet) NaN.
+    return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest, ties to even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float mlir::mw::eval::bfloatBitsToFloat(uint16_t bits) {
+  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t mlir::mw::eval::floatToHalfBits(float value) {
+  // APFloat is slow but exact; f16 is not on any hot path here.
+  llvm::APFloat v(value);
+  bool losesInfo = false;
+  v.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+}
+
+float mlir::mw::eval::halfBitsToFloat(uint16_t bits) {
+  llvm::APFloat v(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+  bool losesInfo = false;
+  v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return v.convertToFloat();
+}
+
+float mlir::mw::eval::roundToKind(ElemKind kind, float value) {
+  switch (kind) {
+  case ElemKind::BF16:
+    return bfloatBitsToFloat(floatToBFloatBits(value));
+  case ElemKind::F16:
+    return halfBitsToFloat(floatToHalfBits(value));
+  default:
+    return value;
+  }
+}
+
+/// The APFloat semantics of a float kind.
+static const llvm::fltSemantics &semanticsOf(ElemKind kind) {
+  return kind == ElemKind::F16    ? APFloat::IEEEhalf()
+         : kind == ElemKind::BF16 ? APFloat::BFloat()
+                                  : APFloat::IEEEsingle();
+}
+
+/// Rounds `value` once, directly to float `kind` (nearest, ties to even), and
+/// widens it to f32 (exact). Going through f32 first would round twice: the
+/// integer 2^25 + 2^17 + 1 would become the tie 2^25 + 2^17 in f32 and then
+/// 2^25 in bf16 instead of 2^25 + 2^18.
+static float roundOnceToKind(ElemKind kind, APFloat value) {
+  bool losesInfo = false;
+  value.convert(semanticsOf(kind), APFloat::rmNearestTiesToEven, &losesInfo);
+  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToFloat();
+}
+
+/// An integer rounded once to float `kind`, as a cast must.
+static float intToKind(ElemKind kind, int64_t v) {
+  APFloat f(semanticsOf(kind));
+  f.convertFromAPInt(APInt(64, static_cast<uint64_t>(v), /*isSigned=*/true),
+                     /*IsSigned=*/true, APFloat::rmNearestTiesToEven);
+  return roundOnceToKind(kind, f);
+}
+
+/// Wraps an integer to the width of `kind` (two's complement), as a machine
+/// would.
+static int64_t wrapToKind(ElemKind kind, int64_t v) {
+  if (kind == ElemKind::I32)
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+static int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Tensor Tensor::zeros(ElemKind kind, ArrayRef<int64_t> shape) {
+  Tensor t;
+  t.kind = kind;
+  t.shape.assign(shape.begin(), shape.end());
+  if (isFloatKind(kind))
+    t.f.assign(product(shape), 0.0f);
+  else
+    t.i.assign(product(shape), 0);
+  return t;
+}
+
+int64_t Tensor::numElements() const { return product(shape); }
+
+bool Tensor::matches(Type type) const {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t)
+    return false;
+  FailureOr<ElemKind> k = elemKindOf(t.getElementType());
+  return succeeded(k) && *k == kind && t.getShape() == ArrayRef(shape);
+}
+
+std::string Tensor::typeString() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + elemKindName(kind) + ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing helpers
+//===----------------------------------------------------------------------===//
+
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+/// Strides of `in` when broadcast to `outShape` (0 along broadcast dimensions).
+static SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
+                                             ArrayRef<int64_t> outShape) {
+  SmallVector<int64_t> inStrides = stridesOf(in);
+  SmallVector<int64_t> s(outShape.size(), 0);
+  size_t lead = outShape.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    s[lead + d] = in[d] == 1 ? 0 : inStrides[d];
+  return s;
+}
+
+/// Calls fn(outIndex, srcOffsets...) for every element of `shape` in row-major
+/// order, advancing each source offset by its strides.
+template <size_t N, typename Fn>
+static void forEachIndex(ArrayRef<int64_t> shape,
+                         const std::array<SmallVector<int64_t>, N> &strides,
+                         Fn fn) {
+  int64_t total = product(shape);
+  if (total == 0)
+    return;
+  size_t rank = shape.size();
+  SmallVector<int64_t> idx(rank, 0);
+  std::array<int64_t, N> off{};
+  for (int64_t n = 0; n < total; ++n) {
+    fn(n, off);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k)
+        off[k] += strides[k][d];
+      if (idx[d] < shape[d])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Splits `shape` around `axis` into (outer, axis size, inner) for kernels
+/// that work along one axis.
+struct AxisSplit {
+  int64_t outer, size, inner;
+};
+static AxisSplit splitAxis(ArrayRef<int64_t> shape, int64_t axis) {
+  return {product(shape.take_front(axis)), shape[axis],
+          product(shape.drop_front(axis + 1))};
+}
+
+//===----------------------------------------------------------------------===//
+// The interpreter
+//===----------------------------------------------------------------------===//
+
+namespace {
+class Interpreter {
+public:
+  explicit Interpreter(FunctionOpInterface func) : func(func) {}
+
+  FailureOr<SmallVector<Tensor>> run(ArrayRef<Tensor> args);
+
+private:
+  using Results = FailureOr<SmallVector<Tensor>>;
+
+  const Tensor &get(Value v) { return values.find(v)->second; }
+  static RankedTensorType typeOf(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  static ElemKind kindOf(Value v) {
+    return *elemKindOf(typeOf(v).getElementType());
+  }
+  static Tensor zerosLike(Value v) {
+    return Tensor::zeros(kindOf(v), typeOf(v).getShape());
+  }
+  /// Rounds every element of a float tensor to its kind.
+  static void round(Tensor &t) {
+    if (t.kind == ElemKind::F32 || !t.isFloat())
+      return;
+    for (float &x : t.f)
+      x = roundToKind(t.kind, x);
+  }
+  static Results one(Tensor t) {
+    SmallVector<Tensor> r;
+    r.push_back(std::move(t));
+    return r;
+  }
+
+  Results evalOp(Operation *op);
+
+  Results constant(ConstantOp op);
+  Results splat(SplatOp op);
+  Results binary(Operation *op);
+  Results unary(Operation *op);
+  Results castOp(CastOp op);
+  Results matmul(MatmulOp op);
+  template <typename ReduceOp>
+  Results reduce(ReduceOp op, int kind);
+  Results softmax(Operation *op, int64_t axis, bool log);
+  Results layerNorm(LayerNormOp op);
+  Results rmsNorm(RmsNormOp op);
+  Results embedding(EmbeddingOp op);
+  Results crossEntropy(Operation *op, bool grad);
+  Results attention(AttentionOp op);
+  Results attentionGrad(AttentionGradOp op);
+  Results reshape(Operation *op);
+  Results transpose(TransposeOp op);
+  Results broadcastTo(BroadcastToOp op);
+  Results slice(SliceOp op);
+  Results concat(ConcatOp op);
+  Results activationGrad(Operation *op);
+  Results softmaxGrad(Operation *op, int64_t axis, bool log);
+  Results reduceMaxGrad(ReduceMaxGradOp op);
+  Results layerNormGrad(LayerNormGradOp op);
+  Results rmsNormGrad(RmsNormGradOp op);
+  Results embeddingGrad(EmbeddingGradOp op);
+  Results adamw(AdamWOp op);
+  Results sgd(SgdOp op);
+
+  /// Checks that integer `index` lies in [0, bound).
+  LogicalResult checkIndex(Operation *op, StringRef what, int64_t index,
+                           int64_t bound) {
+    if (index < 0 || index >= bound)
+      return op->emitError() << what << " " << index << " is out of range [0, "
+                             << bound << ")";
+    return success();
+  }
+
+  FunctionOpInterface func;
+  llvm::DenseMap<Value, Tensor> values;
+};
+} // namespace
+
+FailureOr<SmallVector<Tensor>> Interpreter::run(ArrayRef<Tensor> args) {
+  Region &body = func.getFunctionBody();
+  if (body.empty())
+    return func.emitError("cannot evaluate a function without a body");
+  if (!body.hasOneBlock())
+    return func.emitError("cannot evaluate a function with more than one "
+                          "block");
+  Block &block = body.front();
+  if (args.size() != block.getNumArguments())
+    return func.emitError() << "expected " << block.getNumArguments()
+                            << " arguments, got " << args.size();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    if (!args[i].matches(arg.getType()))
+      return func.emitError() << "argument #" << i << " ('"
+                              << argumentName(func, i) << "') has type "
+                              << args[i].typeString() << ", expected "
+                              << arg.getType();
+    values.try_emplace(arg, args[i]);
+  }
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Tensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(get(v));
+      return results;
+    }
+    Results r = evalOp(&op);
+    if (failed(r))
+      return failure();
+    for (auto [res, t] : llvm::zip(op.getResults(), *r)) {
+      assert(t.matches(res.getType()) && "kernel produced the wrong type");
+      values.insert_or_assign(res, std::move(t));
+    }
+  }
+  return func.emitError("function body has no func.return");
+}
+
+enum class UnaryFn { Neg, Exp, Log, Tanh, Sqrt, Rsqrt, Reciprocal, Relu,
+                     Sigmoid, Silu, GeluErf, GeluTanh };
+enum class BinaryFn { Add, Sub, Mul, Div, Max };
+
+Interpreter::Results Interpreter::evalOp(Operation *op) {
+  for (Value v : op->getOperands())
+    if (!isa<RankedTensorType>(v.getType()) ||
+        !typeOf(v).hasStaticShape() ||
+        failed(elemKindOf(typeOf(v).getElementType())))
+      return op->emitError("the evaluator supports static tensors of f32, "
+                           "f16, bf16, i32 and i64 only, got ")
+             << v.getType();
+  return llvm::TypeSwitch<Operation *, Results>(op)
+      .Case([&](ConstantOp o) { return constant(o); })
+      .Case([&](SplatOp o) { return splat(o); })
+      .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp>(
+          [&](Operation *o) { return binary(o); })
+      .Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp, ReluOp,
+            SigmoidOp, SiluOp, GeluOp>([&](Operation *o) { return unary(o); })
+      .Case([&](CastOp o) { return castOp(o); })
+      .Case([&](MatmulOp o) { return matmul(o); })
+      .Case([&](ReduceSumOp o) { return reduce(o, 0); })
+      .Case([&](ReduceMaxOp o) { return reduce(o, 1); })
+      .Case([&](ReduceMeanOp o) { return reduce(o, 2); })
+      .Case([&](SoftmaxOp o) {
+        return softmax(o, static_cast<int64_t>(o.getAxis()), false);
+      })
+      .Case([&](LogSoftmaxOp o) {
+        return softmax(o, static_cast<int64_t>(o.getAxis()), true);
+      })
+      .Case([&](LayerNormOp o) { return layerNorm(o); })
+      .Case([&](RmsNormOp o) { return rmsNorm(o); })
+      .Case([&](EmbeddingOp o) { return embedding(o); })
+      .Case([&](CrossEntropyOp o) { return crossEntropy(o, false); })
+      .Case([&](CrossEntropyGradOp o) { return crossEntropy(o, true); })
+      .Case([&](AttentionOp o) { return attention(o); })
+      .Case([&](AttentionGradOp o) { return attentionGrad(o); })
+      .Case([&](ReshapeOp o) { return reshape(o); })
+      .Case([&](TransposeOp o) { return transpose(o); })
+      .Case([&](BroadcastToOp o) { return broadcastTo(o); })
+      .Case([&](SliceOp o) { return slice(o); })
+      .Case([&](ConcatOp o) { return concat(o); })
+      .Case<ReluGradOp, SiluGradOp, GeluGradOp>(
+          [&](Operation *o) { return activationGrad(o); })
+      .Case([&](SoftmaxGradOp o) {
+        return softmaxGrad(o, static_cast<int64_t>(o.getAxis()), false);
+      })
+      .Case([&](LogSoftmaxGradOp o) {
+        return softmaxGrad(o, static_cast<int64_t>(o.getAxis()), true);
+      })
+      .Case([&](ReduceMaxGradOp o) { return reduceMaxGrad(o); })
+      .Case([&](LayerNormGradOp o) { return layerNormGrad(o); })
+      .Case([&](RmsNormGradOp o) { return rmsNormGrad(o); })
+      .Case([&](EmbeddingGradOp o) { return embeddingGrad(o); })
+      .Case([&](AdamWOp o) { return adamw(o); })
+      .Case([&](SgdOp o) { return sgd(o); })
+      .Default([&](Operation *o) -> Results {
+        return o->emitError("the evaluator does not support '")
+               << o->getName() << "'";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and elementwise ops
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::constant(ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError("the evaluator supports dense constants only");
+  Tensor t = zerosLike(op.getResult());
+  int64_t n = 0;
+  if (t.isFloat()) {
+    for (const APFloat &v : dense.getValues<APFloat>()) {
+      APFloat x = v;
+      bool lost = false;
+      x.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      t.f[n++] = roundToKind(t.kind, x.convertToFloat());
+    }
+  } else {
+    for (const APInt &v : dense.getValues<APInt>())
+      t.i[n++] = v.getSExtValue();
+  }
+  return one(std::move(t));
+}
+
+Interpreter::Results Interpreter::splat(SplatOp op) {
+  Tensor t = zerosLike(op.getResult());
+  double v = op.getValue().convertToDouble();
+  if (t.isFloat())
+    std::fill(t.f.begin(), t.f.end(), roundOnceToKind(t.kind, APFloat(v)));
+  else
+    std::fill(t.i.begin(), t.i.end(),
+              wrapToKind(t.kind, static_cast<int64_t>(v)));
+  return one(std::move(t));
+}
+
+Interpreter::Results Interpreter::binary(Operation *op) {
+  BinaryFn fn = llvm::TypeSwitch<Operation *, BinaryFn>(op)
+                    .Case([](AddOp) { return BinaryFn::Add; })
+                    .Case([](SubOp) { return BinaryFn::Sub; })
+                    .Case([](MulOp) { return BinaryFn::Mul; })
+                    .Case([](DivOp) { return BinaryFn::Div; })
+                    .Default([](Operation *) { return BinaryFn::Max; });
+  const Tensor &a = get(op->getOperand(0));
+  const Tensor &b = get(op->getOperand(1));
+  Value res = op->getResult(0);
+  Tensor out = zerosLike(res);
+  ArrayRef<int64_t> shape = typeOf(res).getShape();
+  std::array<SmallVector<int64_t>, 2> strides = {
+      broadcastStrides(a.shape, shape), broadcastStrides(b.shape, shape)};
+  if (out.isFloat()) {
+    forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
+      float x = a.f[o[0]], y = b.f[o[1]], r = 0;
+      switch (fn) {
+      case BinaryFn::Add: r = x + y; break;
+      case BinaryFn::Sub: r = x - y; break;
+      case BinaryFn::Mul: r = x * y; break;
+      case BinaryFn::Div: r = x / y; break;
+      case BinaryFn::Max:
+        r = (std::isnan(x) || std::isnan(y)) ? NAN : std::max(x, y);
+        break;
+      }
+      out.f[n] = r;
+    });
+    round(out);
+    return one(std::move(out));
+  }
+  bool divByZero = false;
+  forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
+    // Unsigned arithmetic wraps without undefined behaviour.
+    uint64_t x = static_cast<uint64_t>(a.i[o[0]]);
+    uint64_t y = static_cast<uint64_t>(b.i[o[1]]);
+    int64_t r = 0;
+    switch (fn) {
+    case BinaryFn::Add: r = static_cast<int64_t>(x + y); break;
+    case BinaryFn::Sub: r = static_cast<int64_t>(x - y); break;
+    case BinaryFn::Mul: r = static_cast<int64_t>(x * y); break;
+    case BinaryFn::Div:
+      if (b.i[o[1]] == 0)
+        divByZero = true;
+      else if (b.i[o[1]] == -1)
+        r = static_cast<int64_t>(0 - x);
+      else
+        r = a.i[o[0]] / b.i[o[1]];
+      break;
+    case BinaryFn::Max: r = std::max(a.i[o[0]], b.i[o[1]]); break;
+    }
+    out.i[n] = wrapToKind(out.kind, r);
+  });
+  if (divByZero)
+    return op->emitError("integer division by zero");
+  return one(std::move(out));
+}
+
+static float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+static const float kSqrt2OverPi = 0.7978845608028654f;
+static const float kGeluCoeff = 0.044715f;
+static const float kInvSqrt2 = 0.7071067811865476f;
+static const float kInvSqrt2Pi = 0.3989422804014327f;
+
+static float applyUnary(UnaryFn fn, float x) {
+  switch (fn) {
+  case UnaryFn::Neg: return -x;
+  case UnaryFn::Exp: return std::exp(x);
+  case UnaryFn::Log: return std::log(x);
+  case UnaryFn::Tanh: return std::tanh(x);
+  case UnaryFn::Sqrt: return std::sqrt(x);
+  case UnaryFn::Rsqrt: return 1.0f / std::sqrt(x);
+  case UnaryFn::Reciprocal: return 1.0f / x;
+  case UnaryFn::Relu: return x < 0.0f ? 0.0f : x;
+  case UnaryFn::Sigmoid: return sigmoidf(x);
+  case UnaryFn::Silu: return x * sigmoidf(x);
+  case UnaryFn::GeluErf: return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  case UnaryFn::GeluTanh:
+    return 0.5f * x *
+           (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCoeff * x * x * x)));
+  }
+  return x;
+}
+
+Interpreter::Results Interpreter::unary(Operation *op) {
+  UnaryFn fn =
+      llvm::TypeSwitch<Operation *, UnaryFn>(op)
+          .Case([](NegOp) { return UnaryFn::Neg; })
+          .Case([](ExpOp) { return UnaryFn::Exp; })
+          .Case([](LogOp) { return UnaryFn::Log; })
+          .Case([](TanhOp) { return UnaryFn::Tanh; })
+          .Case([](SqrtOp) { return UnaryFn::Sqrt; })
+          .Case([](RsqrtOp) { return UnaryFn::Rsqrt; })
+          .Case([](ReciprocalOp) { return UnaryFn::Reciprocal; })
+          .Case([](ReluOp) { return UnaryFn::Relu; })
+          .Case([](SigmoidOp) { return UnaryFn::Sigmoid; })
+          .Case([](SiluOp) { return UnaryFn::Silu; })
+          .Case([](GeluOp g) {
+            return g.getApproximate() == GeluApproximation::tanh
+                       ? UnaryFn::GeluTanh
+                       : UnaryFn::GeluErf;
+          })
+          .Default([](Operation *) { return UnaryFn::Neg; });
+  Tensor out = get(op->getOperand(0));
+  if (!out.isFloat()) { // only neg accepts integers
+    for (int64_t &x : out.i)
+      x = wrapToKind(out.kind, static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
+    return one(std::move(out));
+  }
+  for (float &x : out.f)
+    x = applyUnary(fn, x);
+  round(out);
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::castOp(CastOp op) {
+  const Tensor &in = get(op.getInput());
+  Tensor out = zerosLike(op.getResult());
+  for (int64_t n = 0, e = in.numElements(); n < e; ++n) {
+    if (out.isFloat()) {
+      out.f[n] = in.isFloat() ? roundToKind(out.kind, in.f[n])
+                              : intToKind(out.kind, in.i[n]);
+    } else if (in.isFloat()) {
+      double v = std::trunc(static_cast<double>(in.f[n]));
+      double lo = out.kind == ElemKind::I32 ? -2147483648.0 : -9.2233720368547758e18;
+      double hi = out.kind == ElemKind::I32 ? 2147483647.0 : 9.2233720368547748e18;
+      if (!(v >= lo && v <= hi))
+        return op.emitError("cannot cast ")
+               << in.f[n] << " to " << elemKindName(out.kind)
+               << ": not finite or out of range";
+      out.i[n] = static_cast<int64_t>(v);
+    } else {
+      out.i[n] = wrapToKind(out.kind, in.i[n]);
+    }
+  }
+  return one(std::move(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul and reductions
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::matmul(MatmulOp op) {
+  const Tensor &a = get(op.getLhs());
+  const Tensor &b = get(op.getRhs());
+  Tensor out = zerosLike(op.getResult());
+  ArrayRef<int64_t> outShape = out.shape;
+  size_t ar = a.shape.size(), orr = outShape.size();
+  int64_t m = outShape[orr - 2], n = outShape[orr - 1];
+  int64_t k = op.getTransposeLhs() ? a.shape[ar - 2] : a.shape[ar - 1];
+  // Element strides of the two matrix dimensions after the transposes.
+  int64_t aRow = op.getTransposeLhs() ? 1 : k, aCol = op.getTransposeLhs() ? m : 1;
+  int64_t bRow = op.getTransposeRhs() ? 1 : n, bCol = op.getTransposeRhs() ? k : 1;
+  ArrayRef<int64_t> batch = outShape.drop_back(2);
+  SmallVector<int64_t> aBatch(ArrayRef<int64_t>(a.shape).drop_back(2));
+  SmallVector<int64_t> bBatch(ArrayRef<int64_t>(b.shape).drop_back(2));
+  // Batch strides in units of whole matrices.
+  std::array<SmallVector<int64_t>, 2> strides = {
+      broadcastStrides(aBatch, batch), broadcastStrides(bBatch, batch)};
+  forEachIndex<2>(batch, strides, [&](int64_t bi, std::array<int64_t, 2> o) {
+    const float *pa = a.f.data() + o[0] * m * k;
+    const float *pb = b.f.data() + o[1] * k * n;
+    float *pc = out.f.data() + bi * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.0f;
+        for (int64_t p = 0; p < k; ++p)
+          acc += pa[i * aRow + p * aCol] * pb[p * bRow + j * bCol];
+        pc[i * n + j] = acc;
+      }
+  });
+  round(out);
+  return one(std::move(out));
+}
+
+/// kind: 0 sum, 1 max, 2 mean.
+template <typename ReduceOp>
+Interpreter::Results Interpreter::reduce(ReduceOp op, int kind) {
+  const Tensor &in = get(op.getInput());
+  Tensor out = zerosLike(op.getResult());
+  ArrayRef<int64_t> axes = op.getAxes();
+  // Output strides over the input's index space: reduced axes contribute 0.
+  SmallVector<int64_t> keepShape;
+  for (auto [d, size] : llvm::enumerate(in.shape))
+    keepShape.push_back(llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1
+                                                                          : size);
+  SmallVector<int64_t> outStrides = stridesOf(keepShape);
+  for (int64_t axis : axes)
+    outStrides[axis] = 0;
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= in.shape[axis];
+  std::vector<char> seen(out.numElements(), 0);
+  std::array<SmallVector<int64_t>, 1> strides = {outStrides};
+  forEachIndex<1>(in.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    if (in.isFloat()) {
+      float x = in.f[n];
+      if (kind == 1)
+        out.f[o[0]] = !seen[o[0]] ? x
+                      : (std::isnan(x) || std::isnan(out.f[o[0]]))
+                          ? NAN
+                          : std::max(out.f[o[0]], x);
+      else
+        out.f[o[0]] += x;
+    } else {
+      int64_t x = in.i[n];
+      if (kind == 1)
+        out.i[o[0]] = !seen[o[0]] ? x : std::max(out.i[o[0]], x);
+      else
+        out.i[o[0]] = static_cast<int64_t>(static_cast<uint64_t>(out.i[o[0]]) +
+                                           static_cast<uint64_t>(x));
+    }
+    seen[o[0]] = 1;
+  });
+  if (kind == 2)
+    for (float &x : out.f)
+      x /= static_cast<float>(count);
+  if (!out.isFloat())
+    for (int64_t &x : out.i)
+      x = wrapToKind(out.kind, x);
+  round(out);
+  return one(std::move(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, norms, embedding, cross-entropy
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::softmax(Operation *op, int64_t axis,
+                                          bool log) {
+  const Tensor &in = get(op->getOperand(0));
+  Tensor out = zerosLike(op->getResult(0));
+  AxisSplit s = splitAxis(in.shape, axis);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t in2 = 0; in2 < s.inner; ++in2) {
+      auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + in2; };
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < s.size; ++j)
+        mx = std::max(mx, in.f[idx(j)]);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < s.size; ++j)
+        sum += std::exp(in.f[idx(j)] - mx);
+      for (int64_t j = 0; j < s.size; ++j)
+        out.f[idx(j)] = log ? in.f[idx(j)] - mx - std::log(sum)
+                            : std::exp(in.f[idx(j)] - mx) / sum;
+    }
+  round(out);
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::layerNorm(LayerNormOp op) {
+  const Tensor &x = get(op.getInput());
+  const Tensor &g = get(op.getGamma());
+  const Tensor &b = get(op.getBeta());
+  Tensor y = zerosLike(op.getResult());
+  Tensor mean = zerosLike(op.getMean());
+  Tensor rstd = zerosLike(op.getRstd());
+  int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
+  float eps = static_cast<float>(op.getEpsilon().convertToDouble());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *px = x.f.data() + r * d;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sum += px[j];
+    float mu = sum / static_cast<float>(d);
+    float sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sq += (px[j] - mu) * (px[j] - mu);
+    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j)
+      y.f[r * d + j] = (px[j] - mu) * rs * g.f[j] + b.f[j];
+    mean.f[r] = mu;
+    rstd.f[r] = rs;
+  }
+  round(y);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(y));
+  res.push_back(std::move(mean));
+  res.push_back(std::move(rstd));
+  return res;
+}
+
+Interpreter::Results Interpreter::rmsNorm(RmsNormOp op) {
+  const Tensor &x = get(op.getInput());
+  const Tensor &g = get(op.getGamma());
+  Tensor y = zerosLike(op.getResult());
+  Tensor rstd = zerosLike(op.getRstd());
+  int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
+  float eps = static_cast<float>(op.getEpsilon().convertToDouble());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *px = x.f.data() + r * d;
+    float sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sq += px[j] * px[j];
+    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j)
+      y.f[r * d + j] = px[j] * rs * g.f[j];
+    rstd.f[r] = rs;
+  }
+  round(y);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(y));
+  res.push_back(std::move(rstd));
+  return res;
+}
+
+Interpreter::Results Interpreter::embedding(EmbeddingOp op) {
+  const Tensor &table = get(op.getTable());
+  const Tensor &idx = get(op.getIndices());
+  Tensor out = zerosLike(op.getResult());
+  int64_t v = table.shape[0], d = table.shape[1];
+  for (int64_t n = 0, e = idx.numElements(); n < e; ++n) {
+    if (failed(checkIndex(op, "embedding index", idx.i[n], v)))
+      return failure();
+    std::copy_n(table.f.begin() + idx.i[n] * d, d, out.f.begin() + n * d);
+  }
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::crossEntropy(Operation *op, bool grad) {
+  const Tensor &logits = get(op->getOperand(0));
+  const Tensor &labels = get(op->getOperand(1));
+  int64_t ignore =
+      static_cast<int64_t>(grad ? cast<CrossEntropyGradOp>(op).getIgnoreIndex()
+                                : cast<CrossEntropyOp>(op).getIgnoreIndex());
+  int64_t c = logits.shape.back(), rows = labels.numElements();
+  int64_t count = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    if (labels.i[t] == ignore)
+      continue;
+    if (failed(checkIndex(op, "label", labels.i[t], c)))
+      return failure();
+    ++count;
+  }
+  // Per-row max and log-sum-exp, as log_softmax computes them.
+  auto rowStats = [&](int64_t t, float &mx, float &sum) {
+    const float *p = logits.f.data() + t * c;
+    mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      mx = std::max(mx, p[j]);
+    sum = 0.0f;
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(p[j] - mx);
+  };
+  if (!grad) {
+    Tensor loss = zerosLike(op->getResult(0));
+    float total = 0.0f;
+    for (int64_t t = 0; t < rows; ++t) {
+      if (labels.i[t] == ignore)
+        continue;
+      float mx, sum;
+      rowStats(t, mx, sum);
+      total += mx + std::log(sum) - logits.f[t * c + labels.i[t]];
+    }
+    loss.f[0] = count ? total / static_cast<float>(count) : 0.0f;
+    return one(std::move(loss));
+  }
+  float g = get(op->getOperand(2)).f[0];
+  Tensor out = zerosLike(op->getResult(0));
+  for (int64_t t = 0; t < rows && count; ++t) {
+    if (labels.i[t] == ignore)
+      continue;
+    float mx, sum;
+    rowStats(t, mx, sum);
+    for (int64_t j = 0; j < c; ++j) {
+      float p = std::exp(logits.f[t * c + j] - mx) / sum;
+      float onehot = j == labels.i[t] ? 1.0f : 0.0f;
+      out.f[t * c + j] = g * (p - onehot) / static_cast<float>(count);
+    }
+  }
+  round(out);
+  return one(std::move(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Whether query row i may attend to key column j.
+static bool allowed(bool causal, int64_t i, int64_t j) {
+  return !causal || j <= i;
+}
+
+Interpreter::Results Interpreter::attention(AttentionOp op) {
+  const Tensor &q = get(op.getQuery());
+  const Tensor &k = get(op.getKey());
+  const Tensor &v = get(op.getValue());
+  Tensor out = zerosLike(op.getResult());
+  Tensor lse = zerosLike(op.getLse());
+  int64_t bh = q.shape[0] * q.shape[1], s = q.shape[2], sk = k.shape[2];
+  int64_t d = q.shape[3], dv = v.shape[3];
+  float scale = static_cast<float>(op.getEffectiveScale());
+  bool causal = op.getCausal();
+  std::vector<float> scores(sk);
+  for (int64_t h = 0; h < bh; ++h)
+    for (int64_t i = 0; i < s; ++i) {
+      const float *pq = q.f.data() + (h * s + i) * d;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < sk; ++j) {
+        if (!allowed(causal, i, j))
+          continue;
+        const float *pk = k.f.data() + (h * sk + j) * d;
+        float dot = 0.0f;
+        for (int64_t e = 0; e < d; ++e)
+          dot += pq[e] * pk[e];
+        scores[j] = scale * dot;
+        mx = std::max(mx, scores[j]);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < sk; ++j)
+        if (allowed(causal, i, j))
+          sum += std::exp(scores[j] - mx);
+      float *po = out.f.data() + (h * s + i) * dv;
+      for (int64_t j = 0; j < sk; ++j) {
+        if (!allowed(causal, i, j))
+          continue;
+        float p = std::exp(scores[j] - mx) / sum;
+        const float *pv = v.f.data() + (h * sk + j) * dv;
+        for (int64_t e = 0; e < dv; ++e)
+          po[e] += p * pv[e];
+      }
+      lse.f[h * s + i] = mx + std::log(sum);
+    }
+  round(out);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(out));
+  res.push_back(std::move(lse));
+  return res;
+}
+
+Interpreter::Results Interpreter::attentionGrad(AttentionGradOp op) {
+  const Tensor &q = get(op.getQuery());
+  const Tensor &k = get(op.getKey());
+  const Tensor &v = get(op.getValue());
+  const Tensor &lse = get(op.getLse());
+  const Tensor &dout = get(op.getGradOutput());
+  Tensor dq = zerosLike(op.getGradQuery());
+  Tensor dk = zerosLike(op.getGradKey());
+  Tensor dv = zerosLike(op.getGradValue());
+  int64_t bh = q.shape[0] * q.shape[1], s = q.shape[2], sk = k.shape[2];
+  int64_t d = q.shape[3], dvd = v.shape[3];
+  std::optional<APFloat> scaleAttr = op.getScale();
+  // The default 1/sqrt(D) in double, exactly as AttentionOp's
+  // getEffectiveScale: an f32 1/sqrtf(D) differs in the last bit for D = 6,
+  // 7, 24, ..., and the recomputed probabilities would then not match lse.
+  float scale = static_cast<float>(
+      scaleAttr ? scaleAttr->convertToDouble()
+                : 1.0 / std::sqrt(static_cast<double>(d)));
+  bool causal = op.getCausal();
+  std::vector<float> p(sk), dp(sk);
+  for (int64_t h = 0; h < bh; ++h)
+    for (int64_t i = 0; i < s; ++i) {
+      const float *pq = q.f.data() + (h * s + i) * d;
+      const float *pdo = dout.f.data() + (h * s + i) * dvd;
+      float rowDot = 0.0f; // sum_j p_ij * dp_ij
+      for (int64_t j = 0; j < sk; ++j) {
+        if (!allowed(causal, i, j))
+          continue;
+        const float *pk = k.f.data() + (h * sk + j) * d;
+        const float *pv = v.f.data() + (h * sk + j) * dvd;
+        float dot = 0.0f;
+        for (int64_t e = 0; e < d; ++e)
+          dot += pq[e] * pk[e];
+        p[j] = std::exp(scale * dot - lse.f[h * s + i]);
+        float g = 0.0f;
+        for (int64_t e = 0; e < dvd; ++e)
+          g += pdo[e] * pv[e];
+        dp[j] = g;
+        rowDot += p[j] * dp[j];
+      }
+      for (int64_t j = 0; j < sk; ++j) {
+        if (!allowed(causal, i, j))
+          continue;
+        const float *pk = k.f.data() + (h * sk + j) * d;
+        float *pdv = dv.f.data() + (h * sk + j) * dvd;
+        float *pdk = dk.f.data() + (h * sk + j) * d;
+        float *pdq = dq.f.data() + (h * s + i) * d;
+        for (int64_t e = 0; e < dvd; ++e)
+          pdv[e] += p[j] * pdo[e];
+        float ds = p[j] * (dp[j] - rowDot) * scale;
+        for (int64_t e = 0; e < d; ++e) {
+          pdq[e] += ds * pk[e];
+          pdk[e] += ds * pq[e];
+        }
+      }
+    }
+  round(dq);
+  round(dk);
+  round(dv);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(dq));
+  res.push_back(std::move(dk));
+  res.push_back(std::move(dv));
+  return res;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::reshape(Operation *op) {
+  Tensor out = get(op->getOperand(0));
+  auto shape = typeOf(op->getResult(0)).getShape();
+  out.shape.assign(shape.begin(), shape.end());
+  return one(std::move(out));
+}
+
+/// Copies element `src` of `in` to element `dst` of `out`.
+static void copyElement(const Tensor &in, int64_t src, Tensor &out,
+                        int64_t dst) {
+  if (in.isFloat())
+    out.f[dst] = in.f[src];
+  else
+    out.i[dst] = in.i[src];
+}
+
+Interpreter::Results Interpreter::transpose(TransposeOp op) {
+  const Tensor &in = get(op.getInput());
+  Tensor out = zerosLike(op.getResult());
+  SmallVector<int64_t> inStrides = stridesOf(in.shape);
+  std::array<SmallVector<int64_t>, 1> strides;
+  for (int64_t p : op.getPermutation())
+    strides[0].push_back(inStrides[p]);
+  forEachIndex<1>(out.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    copyElement(in, o[0], out, n);
+  });
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::broadcastTo(BroadcastToOp op) {
+  const Tensor &in = get(op.getInput());
+  Tensor out = zerosLike(op.getResult());
+  std::array<SmallVector<int64_t>, 1> strides = {
+      broadcastStrides(in.shape, out.shape)};
+  forEachIndex<1>(out.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    copyElement(in, o[0], out, n);
+  });
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::slice(SliceOp op) {
+  const Tensor &in = get(op.getInput());
+  Tensor out = zerosLike(op.getResult());
+  SmallVector<int64_t> inStrides = stridesOf(in.shape);
+  SmallVector<int64_t> steps = op.getStridesOrDefault();
+  int64_t base = 0;
+  std::array<SmallVector<int64_t>, 1> strides;
+  for (auto [d, off] : llvm::enumerate(op.getOffsets())) {
+    base += off * inStrides[d];
+    strides[0].push_back(steps[d] * inStrides[d]);
+  }
+  forEachIndex<1>(out.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    copyElement(in, base + o[0], out, n);
+  });
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::concat(ConcatOp op) {
+  Tensor out = zerosLike(op.getResult());
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  AxisSplit os = splitAxis(out.shape, axis);
+  int64_t at = 0;
+  for (Value v : op.getInputs()) {
+    const Tensor &in = get(v);
+    AxisSplit is = splitAxis(in.shape, axis);
+    for (int64_t o = 0; o < is.outer; ++o)
+      for (int64_t j = 0; j < is.size; ++j)
+        for (int64_t r = 0; r < is.inner; ++r)
+          copyElement(in, (o * is.size + j) * is.inner + r, out,
+                      (o * os.size + at + j) * os.inner + r);
+    at += is.size;
+  }
+  return one(std::move(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::activationGrad(Operation *op) {
+  const Tensor &x = get(op->getOperand(0));
+  const Tensor &dy = get(op->getOperand(1));
+  Tensor out = zerosLike(op->getResult(0));
+  for (int64_t n = 0, e = x.numElements(); n < e; ++n) {
+    float v = x.f[n], g = dy.f[n], d = 0.0f;
+    if (isa<ReluGradOp>(op)) {
+      d = v > 0.0f ? 1.0f : 0.0f;
+    } else if (isa<SiluGradOp>(op)) {
+      float sg = sigmoidf(v);
+      d = sg * (1.0f + v * (1.0f - sg));
+    } else if (cast<GeluGradOp>(op).getApproximate() ==
+               GeluApproximation::tanh) {
+      float u = kSqrt2OverPi * (v + kGeluCoeff * v * v * v);
+      float t = std::tanh(u);
+      float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCoeff * v * v);
+      d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    } else {
+      float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+      float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+      d = cdf + v * pdf;
+    }
+    out.f[n] = g * d;
+  }
+  round(out);
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::softmaxGrad(Operation *op, int64_t axis,
+                                              bool log) {
+  const Tensor &y = get(op->getOperand(0));
+  const Tensor &dy = get(op->getOperand(1));
+  Tensor out = zerosLike(op->getResult(0));
+  AxisSplit s = splitAxis(y.shape, axis);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t r = 0; r < s.inner; ++r) {
+      auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + r; };
+      float sum = 0.0f;
+      for (int64_t j = 0; j < s.size; ++j)
+        sum += log ? dy.f[idx(j)] : dy.f[idx(j)] * y.f[idx(j)];
+      for (int64_t j = 0; j < s.size; ++j)
+        out.f[idx(j)] = log ? dy.f[idx(j)] - std::exp(y.f[idx(j)]) * sum
+                            : y.f[idx(j)] * (dy.f[idx(j)] - sum);
+    }
+  round(out);
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::reduceMaxGrad(ReduceMaxGradOp op) {
+  const Tensor &x = get(op.getInput());
+  const Tensor &m = get(op.getOutput());
+  const Tensor &dm = get(op.getGradOutput());
+  Tensor out = zerosLike(op.getResult());
+  ArrayRef<int64_t> axes = op.getAxes();
+  SmallVector<int64_t> keepShape;
+  for (auto [d, size] : llvm::enumerate(x.shape))
+    keepShape.push_back(llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1
+                                                                          : size);
+  SmallVector<int64_t> outStrides = stridesOf(keepShape);
+  for (int64_t axis : axes)
+    outStrides[axis] = 0;
+  std::array<SmallVector<int64_t>, 1> strides = {outStrides};
+  std::vector<float> ties(m.numElements(), 0.0f);
+  forEachIndex<1>(x.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    if (x.f[n] == m.f[o[0]])
+      ties[o[0]] += 1.0f;
+  });
+  forEachIndex<1>(x.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
+    if (x.f[n] == m.f[o[0]])
+      out.f[n] = dm.f[o[0]] / ties[o[0]];
+  });
+  round(out);
+  return one(std::move(out));
+}
+
+Interpreter::Results Interpreter::layerNormGrad(LayerNormGradOp op) {
+  const Tensor &x = get(op.getInput());
+  const Tensor &g = get(op.getGamma());
+  const Tensor &mean = get(op.getMean());
+  const Tensor &rstd = get(op.getRstd());
+  const Tensor &dy = get(op.getGradOutput());
+  Tensor dx = zerosLike(op.getGradInput());
+  Tensor dg = zerosLike(op.getGradGamma());
+  Tensor db = zerosLike(op.getGradBeta());
+  int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
+  std::vector<float> dgAcc(d, 0.0f), dbAcc(d, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float mu = mean.f[r], rs = rstd.f[r];
+    float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = (x.f[r * d + j] - mu) * rs;
+      float dxhat = dy.f[r * d + j] * g.f[j];
+      sumDxhat += dxhat;
+      sumDxhatXhat += dxhat * xhat;
+      dgAcc[j] += dy.f[r * d + j] * xhat;
+      dbAcc[j] += dy.f[r * d + j];
+    }
+    float fd = static_cast<float>(d);
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = (x.f[r * d + j] - mu) * rs;
+      float dxhat = dy.f[r * d + j] * g.f[j];
+      dx.f[r * d + j] = rs * (dxhat - sumDxhat / fd - xhat * sumDxhatXhat / fd);
+    }
+  }
+  dg.f = dgAcc;
+  db.f = dbAcc;
+  round(dx);
+  round(dg);
+  round(db);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(dx));
+  res.push_back(std::move(dg));
+  res.push_back(std::move(db));
+  return res;
+}
+
+Interpreter::Results Interpreter::rmsNormGrad(RmsNormGradOp op) {
+  const Tensor &x = get(op.getInput());
+  const Tensor &g = get(op.getGamma());
+  const Tensor &rstd = get(op.getRstd());
+  const Tensor &dy = get(op.getGradOutput());
+  Tensor dx = zerosLike(op.getGradInput());
+  Tensor dg = zerosLike(op.getGradGamma());
+  int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
+  std::vector<float> dgAcc(d, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float rs = rstd.f[r];
+    float sumDxhatXhat = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = x.f[r * d + j] * rs;
+      float dxhat = dy.f[r * d + j] * g.f[j];
+      sumDxhatXhat += dxhat * xhat;
+      dgAcc[j] += dy.f[r * d + j] * xhat;
+    }
+    float fd = static_cast<float>(d);
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = x.f[r * d + j] * rs;
+      float dxhat = dy.f[r * d + j] * g.f[j];
+      dx.f[r * d + j] = rs * (dxhat - xhat * sumDxhatXhat / fd);
+    }
+  }
+  dg.f = dgAcc;
+  round(dx);
+  round(dg);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(dx));
+  res.push_back(std::move(dg));
+  return res;
+}
+
+Interpreter::Results Interpreter::embeddingGrad(EmbeddingGradOp op) {
+  const Tensor &idx = get(op.getIndices());
+  const Tensor &dy = get(op.getGradOutput());
+  Tensor out = zerosLike(op.getResult());
+  int64_t v = out.shape[0], d = out.shape[1];
+  for (int64_t n = 0, e = idx.numElements(); n < e; ++n) {
+    if (failed(checkIndex(op, "embedding index", idx.i[n], v)))
+      return failure();
+    for (int64_t j = 0; j < d; ++j)
+      out.f[idx.i[n] * d + j] += dy.f[n * d + j];
+  }
+  round(out);
+  return one(std::move(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+Interpreter::Results Interpreter::adamw(AdamWOp op) {
+  Tensor p = get(op.getParam());
+  const Tensor &g = get(op.getGrad());
+  Tensor m = get(op.getExpAvg());
+  Tensor v = get(op.getExpAvgSq());
+  double t = get(op.getStep()).at(0);
+  if (!(t >= 1.0))
+    return op.emitError("adamw step must be >= 1 (the 1-based count of this "
+                        "update), got ")
+           << t;
+  double lr = op.getLr().convertToDouble();
+  double b1 = op.getBeta1().convertToDouble();
+  double b2 = op.getBeta2().convertToDouble();
+  double eps = op.getEps().convertToDouble();
+  double wd = op.getWeightDecay().convertToDouble();
+  // Scalars in double, as PyTorch computes them on the host; elements in f32.
+  float decay = static_cast<float>(1.0 - lr * wd);
+  float bc1 = static_cast<float>(1.0 - std::pow(b1, t));
+  float bc2 = static_cast<float>(1.0 - std::pow(b2, t));
+  float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+  // 1 - beta in double: 1.0f - float(0.999) is 0.00099998713, 1.3e-5 off.
+  float omb1 = static_cast<float>(1.0 - b1);
+  float omb2 = static_cast<float>(1.0 - b2);
+  float flr = static_cast<float>(lr), feps = static_cast<float>(eps);
+  for (int64_t n = 0, e = p.numElements(); n < e; ++n) {
+    float gi = g.f[n];
+    float pi = p.f[n] * decay;
+    float mi = fb1 * m.f[n] + omb1 * gi;
+    float vi = fb2 * v.f[n] + omb2 * gi * gi;
+    float mhat = mi / bc1, vhat = vi / bc2;
+    p.f[n] = pi - flr * mhat / (std::sqrt(vhat) + feps);
+    m.f[n] = mi;
+    v.f[n] = vi;
+  }
+  round(p);
+  round(m);
+  round(v);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(p));
+  res.push_back(std::move(m));
+  res.push_back(std::move(v));
+  return res;
+}
+
+Interpreter::Results Interpreter::sgd(SgdOp op) {
+  Tensor p = get(op.getParam());
+  const Tensor &g = get(op.getGrad());
+  float lr = static_cast<float>(op.getLr().convertToDouble());
+  float mom = static_cast<float>(op.getMomentum().convertToDouble());
+  // 1 - dampening in double, as PyTorch computes it on the host.
+  float keep =
+      static_cast<float>(1.0 - op.getDampening().convertToDouble());
+  float wd = static_cast<float>(op.getWeightDecay().convertToDouble());
+  bool nesterov = op.getNesterov();
+  std::optional<Tensor> buf;
+  if (op.getMomentumBuffer())
+    buf = get(op.getMomentumBuffer());
+  for (int64_t n = 0, e = p.numElements(); n < e; ++n) {
+    float gi = g.f[n] + wd * p.f[n];
+    if (buf) {
+      float b = mom * buf->f[n] + keep * gi;
+      buf->f[n] = b;
+      gi = nesterov ? gi + mom * b : b;
+    }
+    p.f[n] = p.f[n] - lr * gi;
+  }
+  round(p);
+  SmallVector<Tensor> res;
+  res.push_back(std::move(p));
+  if (buf) {
+    round(*buf);
+    res.push_back(std::move(*buf));
+  }
+  return res;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<Tensor>>
+mlir::mw::eval::evaluate(FunctionOpInterface func, ArrayRef<Tensor> args) {
+  return Interpreter(func).run(args);
+}
+
+std::string mlir::mw::eval::argumentName(FunctionOpInterface func,
+                                         unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(index,
+                                                    MWDialect::kNameAttrName))
+    return name.getValue().str();
+  return "arg" + std::to_string(index);
+}
+
+std::string mlir::mw::eval::resultName(FunctionOpInterface func,
+                                       unsigned index) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(
+          index, MWDialect::kNameAttrName))
+    return name.getValue().str();
+  return "result" + std::to_string(index);
+}
+
+/// The exclusive upper bound of valid values for `v` as used by index- and
+/// label-taking ops (looking through shape ops); `unknown` when no such use.
+static int64_t integerBound(Value v, int64_t unknown) {
+  int64_t bound = std::numeric_limits<int64_t>::max();
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 8> visited;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (!visited.insert(user).second)
+        continue;
+      if (auto e = dyn_cast<EmbeddingOp>(user))
+        bound = std::min(bound, e.getTable().getType().getShape()[0]);
+      else if (auto e = dyn_cast<EmbeddingGradOp>(user))
+        bound = std::min(bound, e.getResult().getType().getShape()[0]);
+      else if (auto c = dyn_cast<CrossEntropyOp>(user))
+        bound = std::min(bound, c.getLogits().getType().getShape().back());
+      else if (auto c = dyn_cast<CrossEntropyGradOp>(user))
+        bound = std::min(bound, c.getLogits().getType().getShape().back());
+      else if (isa<ReshapeOp, TransposeOp, SliceOp, BroadcastToOp, ConcatOp>(
+                   user))
+        work.push_back(user->getResult(0));
+    }
+  }
+  return bound == std::numeric_limits<int64_t>::max() ? unknown : bound;
+}
+
+static bool isAdamStep(Value v) {
+  return llvm::any_of(v.getUses(), [](OpOperand &use) {
+    auto adam = dyn_cast<AdamWOp>(use.getOwner());
+    return adam && adam.getStep() == use.get();
+  });
+}
+
+SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
+                                                 uint64_t seed) {
+  // A fixed generator and our own Box-Muller: std::normal_distribution's
+  // output differs between standard libraries.
+  std::mt19937_64 rng(seed);
+  auto uniform01 = [&] {
+    return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  };
+  auto normal = [&] {
+    double u1 = uniform01(), u2 = uniform01();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  };
+  SmallVector<Tensor> args;
+  Region &body = func.getFunctionBody();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    Tensor t = Tensor::zeros(*elemKindOf(type.getElementType()),
+                             type.getShape());
+    Value arg = body.empty() ? Value() : body.getArgument(i);
+    auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
+    if (role && role.getValue() == Role::optimizer_state) {
+      // Fresh optimizer state, as before the first step: zero moments,
+      // buffers and step counters (random second moments would be negative).
+    } else if (arg && isAdamStep(arg)) {
+      if (t.isFloat())
+        std::fill(t.f.begin(), t.f.end(), 1.0f);
+      else
+        std::fill(t.i.begin(), t.i.end(), 1);
+    } else if (t.isFloat()) {
+      std::string name = argumentName(func, i);
+      bool normScale = type.getRank() == 1 && StringRef(name).ends_with("weight");
+      for (float &x : t.f)
+        x = roundToKind(t.kind, static_cast<float>((normScale ? 1.0 : 0.0) +
+                                                   0.02 * normal()));
+    } else {
+      int64_t bound = arg ? integerBound(arg, 2) : 2;
+      for (int64_t &x : t.i)
+        x = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
+    }
+    args.push_back(std::move(t));
+  }
+  return args;
+}

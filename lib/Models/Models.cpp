@@ -1,0 +1,920 @@
+//===- Models.cpp - Model generators for Memwall --------------------------===//
+//
+// Emits the forward step of MLP, GPT-2, Llama and BERT models as mw IR. Every
+// parameter is a function argument (nothing is materialized, so GPT-3 175B
+// builds in milliseconds); arguments are declared first, in the order of the
+// HuggingFace state dict, then the body is built op by op. Weights keep the
+// layout of their HuggingFace tensors so checkpoints load without transposes:
+// GPT-2's Conv1D weights are [in, out] (`x @ W`), Llama's and BERT's Linear
+// weights are [out, in] (`x @ W^T`, `transpose_rhs`). Each layer's ops carry a
+// NameLoc (`loc("h.0.attn")`) so diagnostics of later passes point at layers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Models/Models.h"
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mw;
+using namespace mlir::mw::models;
+
+//===----------------------------------------------------------------------===//
+// Families, dtypes and presets
+//===----------------------------------------------------------------------===//
+
+static constexpr Family kFamilies[] = {Family::Mlp, Family::Gpt, Family::Llama,
+                                       Family::Bert};
+
+StringRef mlir::mw::models::stringifyFamily(Family family) {
+  switch (family) {
+  case Family::Mlp:
+    return "mlp";
+  case Family::Gpt:
+    return "gpt";
+  case Family::Llama:
+    return "llama";
+  case Family::Bert:
+    return "bert";
+  }
+  llvm_unreachable("unknown family");
+}
+
+std::optional<Family> mlir::mw::models::parseFamily(StringRef name) {
+  for (Family f : kFamilies)
+    if (stringifyFamily(f) == name)
+      return f;
+  return std::nullopt;
+}
+
+std::string mlir::mw::models::listFamilyNames() {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(kFamilies, os,
+                        [&](Family f) { os << stringifyFamily(f); });
+  return out;
+}
+
+StringRef mlir::mw::models::stringifyDType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+std::optional<DType> mlir::mw::models::parseDType(StringRef name) {
+  for (DType d : {DType::F32, DType::BF16, DType::F16})
+    if (stringifyDType(d) == name)
+      return d;
+  return std::nullopt;
+}
+
+bool ModelConfig::operator==(const ModelConfig &o) const {
+  return family == o.family && layers == o.layers && hidden == o.hidden &&
+         heads == o.heads && ffn == o.ffn && seq == o.seq && batch == o.batch &&
+         vocab == o.vocab && inFeatures == o.inFeatures &&
+         classes == o.classes && dtype == o.dtype && rotary == o.rotary;
+}
+
+/// A transformer configuration; the MLP-only fields keep their defaults.
+static ModelConfig transformer(Family family, int64_t layers, int64_t hidden,
+                               int64_t heads, int64_t ffn, int64_t seq,
+                               int64_t batch, int64_t vocab) {
+  ModelConfig c;
+  c.family = family;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.heads = heads;
+  c.ffn = ffn;
+  c.seq = seq;
+  c.batch = batch;
+  c.vocab = vocab;
+  return c;
+}
+
+static ModelConfig mlp(int64_t layers, int64_t hidden, int64_t inFeatures,
+                       int64_t classes, int64_t batch) {
+  ModelConfig c;
+  c.family = Family::Mlp;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.inFeatures = inFeatures;
+  c.classes = classes;
+  c.batch = batch;
+  return c;
+}
+
+ArrayRef<Preset> mlir::mw::models::getPresets() {
+  // Published dimensions; the big presets use batch 1. Every family's first
+  // preset is its tiny one, the family's defaults.
+  static const Preset presets[] = {
+      {"mlp-tiny", "3-layer MLP, 32 -> 64 -> 64 -> 10 classes",
+       mlp(3, 64, 32, 10, 4)},
+      {"gpt2-tiny", "GPT-2 shaped, tiny (examples/gpt2-tiny.mlir)",
+       transformer(Family::Gpt, 2, 64, 4, 256, 32, 2, 256)},
+      {"gpt2-small", "GPT-2 small (124M)",
+       transformer(Family::Gpt, 12, 768, 12, 3072, 1024, 1, 50257)},
+      {"gpt2-medium", "GPT-2 medium (355M)",
+       transformer(Family::Gpt, 24, 1024, 16, 4096, 1024, 1, 50257)},
+      {"gpt2-large", "GPT-2 large (774M)",
+       transformer(Family::Gpt, 36, 1280, 20, 5120, 1024, 1, 50257)},
+      {"gpt2-xl", "GPT-2 XL (1.5B)",
+       transformer(Family::Gpt, 48, 1600, 25, 6400, 1024, 1, 50257)},
+      {"gpt3-175b", "GPT-3 175B dimensions in the GPT-2 architecture",
+       transformer(Family::Gpt, 96, 12288, 96, 49152, 2048, 1, 50257)},
+      {"llama-tiny", "Llama shaped, tiny",
+       transformer(Family::Llama, 2, 64, 4, 176, 32, 2, 256)},
+      {"llama-7b-shaped", "Llama-2 7B dimensions (6.74B)",
+       transformer(Family::Llama, 32, 4096, 32, 11008, 2048, 1, 32000)},
+      {"bert-tiny", "BERT shaped, tiny, masked LM",
+       transformer(Family::Bert, 2, 64, 4, 256, 32, 2, 256)},
+      {"bert-base", "BERT base uncased, masked LM (110M)",
+       transformer(Family::Bert, 12, 768, 12, 3072, 512, 1, 30522)},
+      {"bert-large", "BERT large uncased, masked LM (335M)",
+       transformer(Family::Bert, 24, 1024, 16, 4096, 512, 1, 30522)},
+  };
+  return presets;
+}
+
+std::optional<ModelConfig> mlir::mw::models::lookupPreset(StringRef name) {
+  for (const Preset &p : getPresets())
+    if (p.name == name)
+      return p.config;
+  return std::nullopt;
+}
+
+ModelConfig mlir::mw::models::getDefaultConfig(Family family) {
+  for (const Preset &p : getPresets())
+    if (p.config.family == family)
+      return p.config;
+  llvm_unreachable("every family has a preset");
+}
+
+std::string mlir::mw::models::listPresetNames() {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(getPresets(), os,
+                        [&](const Preset &p) { os << p.name; });
+  return out;
+}
+
+std::string mlir::mw::models::formatFlags(const ModelConfig &c) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << stringifyFamily(c.family) << " --layers " << c.layers << " --hidden "
+     << c.hidden;
+  if (c.family == Family::Mlp)
+    os << " --in-features " << c.inFeatures << " --classes " << c.classes
+       << " --batch " << c.batch;
+  else
+    os << " --heads " << c.heads << " --ffn " << c.ffn << " --seq " << c.seq
+       << " --batch " << c.batch << " --vocab " << c.vocab;
+  os << " --dtype " << stringifyDType(c.dtype);
+  if (c.rotary)
+    os << " --rotary";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter counts and validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An int64 that remembers whether any step of its computation overflowed.
+class CheckedInt {
+public:
+  CheckedInt(int64_t value) : value(value) {}
+
+  CheckedInt operator+(CheckedInt o) const {
+    CheckedInt r(0);
+    r.overflow = overflow || o.overflow || llvm::AddOverflow(value, o.value, r.value);
+    return r;
+  }
+  CheckedInt operator*(CheckedInt o) const {
+    CheckedInt r(0);
+    r.overflow = overflow || o.overflow || llvm::MulOverflow(value, o.value, r.value);
+    return r;
+  }
+  bool overflowed() const { return overflow; }
+  int64_t get() const { return overflow ? -1 : value; }
+
+private:
+  int64_t value;
+  bool overflow = false;
+};
+} // namespace
+
+/// Parameters of one GPT-2 or BERT block: QKV and output projections with
+/// biases, a two-layer MLP with biases and two LayerNorms.
+static CheckedInt encoderBlockParams(CheckedInt d, CheckedInt f) {
+  return CheckedInt(4) * d * d + CheckedInt(2) * d * f + f + CheckedInt(9) * d;
+}
+
+static CheckedInt paramCount(const ModelConfig &c) {
+  CheckedInt d = c.hidden, f = c.ffn, s = c.seq, v = c.vocab, l = c.layers;
+  switch (c.family) {
+  case Family::Mlp: {
+    CheckedInt total = 0;
+    for (int64_t i = 0; i < c.layers; ++i) {
+      CheckedInt in = i == 0 ? c.inFeatures : c.hidden;
+      CheckedInt out = i + 1 == c.layers ? c.classes : c.hidden;
+      total = total + in * out + out;
+      if (total.overflowed())
+        break;
+    }
+    return total;
+  }
+  case Family::Gpt:
+    return v * d + s * d + l * encoderBlockParams(d, f) + CheckedInt(2) * d;
+  case Family::Llama:
+    return CheckedInt(2) * v * d +
+           l * (CheckedInt(4) * d * d + CheckedInt(3) * d * f +
+                CheckedInt(2) * d) +
+           d;
+  case Family::Bert:
+    return (v + s + CheckedInt(2)) * d + CheckedInt(2) * d +
+           l * encoderBlockParams(d, f) + (d * d + d) + CheckedInt(2) * d + v;
+  }
+  llvm_unreachable("unknown family");
+}
+
+int64_t mlir::mw::models::expectedParamCount(const ModelConfig &config) {
+  return paramCount(config).get();
+}
+
+LogicalResult mlir::mw::models::validate(const ModelConfig &c,
+                                         std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = message.str();
+    return failure();
+  };
+  bool isMlp = c.family == Family::Mlp;
+  SmallVector<std::pair<StringRef, int64_t>> sizes = {
+      {"layers", c.layers}, {"hidden", c.hidden}, {"batch", c.batch}};
+  if (isMlp) {
+    sizes.push_back({"in-features", c.inFeatures});
+    sizes.push_back({"classes", c.classes});
+  } else {
+    sizes.push_back({"heads", c.heads});
+    sizes.push_back({"ffn", c.ffn});
+    sizes.push_back({"seq", c.seq});
+    sizes.push_back({"vocab", c.vocab});
+  }
+  for (auto [name, value] : sizes)
+    if (value <= 0)
+      return fail("--" + name + " must be positive, got " + Twine(value));
+
+  if (c.rotary && c.family != Family::Llama)
+    return fail("--rotary applies only to the llama family, not " +
+                stringifyFamily(c.family));
+  if (!isMlp) {
+    if (c.hidden % c.heads != 0)
+      return fail("--hidden (" + Twine(c.hidden) +
+                  ") must be a multiple of --heads (" + Twine(c.heads) + ")");
+    int64_t headDim = c.hidden / c.heads;
+    if (c.rotary && headDim % 2 != 0)
+      return fail("--rotary needs an even head dimension, got " +
+                  Twine(c.hidden) + " / " + Twine(c.heads) + " = " +
+                  Twine(headDim));
+  }
+
+  // Labels (and tokens) are i32.
+  constexpr int64_t kMaxLabel = std::numeric_limits<int32_t>::max();
+  if (isMlp && c.classes > kMaxLabel)
+    return fail("--classes (" + Twine(c.classes) +
+                ") does not fit the i32 labels");
+  if (!isMlp && c.vocab > kMaxLabel)
+    return fail("--vocab (" + Twine(c.vocab) +
+                ") does not fit the i32 tokens and labels");
+
+  // Every tensor's size in bits must fit int64 (mw's size helpers multiply
+  // element counts by bit widths): check the parameter total and the widest
+  // activations at 32 bits per element.
+  CheckedInt bits = 32;
+  SmallVector<CheckedInt> sizesToCheck = {paramCount(c) * bits};
+  if (isMlp) {
+    for (int64_t width : {c.inFeatures, c.hidden, c.classes})
+      sizesToCheck.push_back(CheckedInt(c.batch) * width * bits);
+  } else {
+    CheckedInt tokens = CheckedInt(c.batch) * c.seq;
+    sizesToCheck.push_back(tokens * c.vocab * bits);
+    sizesToCheck.push_back(tokens * c.ffn * bits);
+    sizesToCheck.push_back(tokens * c.hidden * CheckedInt(3) * bits);
+  }
+  if (llvm::any_of(sizesToCheck,
+                   [](CheckedInt n) { return n.overflowed(); }))
+    return fail("the model is too large: a tensor size overflows 64-bit "
+                "integers");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The forward-function builder
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One argument of @forward.
+struct ArgSpec {
+  std::string name;
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Role role;
+};
+
+/// Declares @forward's arguments, then builds its body one op at a time with
+/// result types computed from the operands, under a NameLoc scope.
+class ForwardBuilder {
+public:
+  ForwardBuilder(MLIRContext &context, const ModelConfig &config)
+      : b(&context), config(config), loc(b.getUnknownLoc()) {
+    switch (config.dtype) {
+    case DType::F32:
+      elem = b.getF32Type();
+      break;
+    case DType::BF16:
+      elem = b.getBF16Type();
+      break;
+    case DType::F16:
+      elem = b.getF16Type();
+      break;
+    }
+  }
+
+  //===--- Declaring arguments ---------------------------------------------===//
+
+  void param(const Twine &name, ArrayRef<int64_t> shape) {
+    declare(name, shape, elem, Role::param);
+  }
+  void declare(const Twine &name, ArrayRef<int64_t> shape, Type type,
+               Role role) {
+    args.push_back({name.str(), SmallVector<int64_t>(shape), type, role});
+  }
+
+  /// Creates the module and @forward with the declared arguments and a rank-0
+  /// f32 `loss` result, and sets the insertion point into its entry block.
+  void createFunction() {
+    module = ModuleOp::create(nameLoc(stringifyFamily(config.family)));
+    b.setInsertionPointToEnd(module->getBody());
+
+    // Each argument's location is its name, so a diagnostic about an
+    // argument names the tensor.
+    SmallVector<Type> types;
+    SmallVector<Location> locs;
+    SmallVector<DictionaryAttr> argAttrs;
+    for (auto [i, a] : llvm::enumerate(args)) {
+      types.push_back(RankedTensorType::get(a.shape, a.elementType));
+      locs.push_back(nameLoc(a.name));
+      argAttrs.push_back(roleAndName(a.role, a.name));
+      argIndex[a.name] = i;
+    }
+    Type lossType = RankedTensorType::get({}, b.getF32Type());
+    func = b.create<func::FuncOp>(nameLoc("forward"), "forward",
+                                  b.getFunctionType(types, lossType),
+                                  ArrayRef<NamedAttribute>(), argAttrs);
+    func.setResultAttrs(0, roleAndName(Role::output, "loss"));
+    Block *entry = b.createBlock(&func.getBody(), {}, types, locs);
+    b.setInsertionPointToStart(entry);
+  }
+
+  /// The argument declared as `name`.
+  Value arg(const Twine &name) {
+    auto it = argIndex.find(name.str());
+    assert(it != argIndex.end() && "undeclared argument");
+    return func.getArgument(it->second);
+  }
+
+  /// Ops built from now on carry `loc(name)`.
+  void scope(const Twine &name) { loc = nameLoc(name); }
+
+  OwningOpRef<ModuleOp> finish(Value loss) {
+    b.create<func::ReturnOp>(loc, loss);
+    return std::move(module);
+  }
+
+  //===--- Ops --------------------------------------------------------------===//
+
+  Type elementType() const { return elem; }
+
+  static ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  static Type elementOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  }
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type type) {
+    return RankedTensorType::get(shape, type);
+  }
+
+  Value add(Value lhs, Value rhs) { return b.create<AddOp>(loc, lhs, rhs); }
+  Value sub(Value lhs, Value rhs) { return b.create<SubOp>(loc, lhs, rhs); }
+  Value mul(Value lhs, Value rhs) { return b.create<MulOp>(loc, lhs, rhs); }
+
+  /// `lhs @ rhs` (or `lhs @ rhs^T`) with NumPy-broadcast batch dimensions.
+  Value matmul(Value lhs, Value rhs, bool transposeRhs = false) {
+    ArrayRef<int64_t> l = shapeOf(lhs), r = shapeOf(rhs);
+    FailureOr<SmallVector<int64_t>> shape =
+        broadcastShapes(l.drop_back(2), r.drop_back(2));
+    assert(succeeded(shape) && "matmul batch dimensions do not broadcast");
+    shape->push_back(l[l.size() - 2]);
+    shape->push_back(transposeRhs ? r[r.size() - 2] : r.back());
+    return b.create<MatmulOp>(loc, tensor(*shape, elementOf(lhs)), lhs, rhs,
+                              /*transpose_lhs=*/false, transposeRhs);
+  }
+
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return b.create<ReshapeOp>(loc, tensor(shape, elementOf(x)), x);
+  }
+
+  Value transpose(Value x, ArrayRef<int64_t> permutation) {
+    SmallVector<int64_t> shape;
+    for (int64_t p : permutation)
+      shape.push_back(shapeOf(x)[p]);
+    return b.create<TransposeOp>(loc, tensor(shape, elementOf(x)), x,
+                                 permutation);
+  }
+
+  Value slice(Value x, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+    return b.create<SliceOp>(loc, tensor(sizes, elementOf(x)), x, offsets,
+                             sizes, /*strides=*/nullptr);
+  }
+
+  Value concat(ValueRange inputs, int64_t axis) {
+    SmallVector<int64_t> shape(shapeOf(inputs.front()));
+    shape[axis] = 0;
+    for (Value in : inputs)
+      shape[axis] += shapeOf(in)[axis];
+    return b.create<ConcatOp>(loc, tensor(shape, elementOf(inputs.front())),
+                              inputs, axis);
+  }
+
+  Value embedding(Value table, Value indices) {
+    SmallVector<int64_t> shape(shapeOf(indices));
+    shape.push_back(shapeOf(table)[1]);
+    return b.create<EmbeddingOp>(loc, tensor(shape, elementOf(table)), table,
+                                 indices);
+  }
+
+  /// The normalized output; mean and rstd are left for autodiff.
+  Value layerNorm(Value x, Value gamma, Value beta, double epsilon) {
+    auto stats = tensor(shapeOf(x).drop_back(), b.getF32Type());
+    auto op = b.create<LayerNormOp>(loc, x.getType(), stats, stats, x, gamma,
+                                    beta, b.getF64FloatAttr(epsilon));
+    return op.getResult();
+  }
+
+  Value rmsNorm(Value x, Value gamma, double epsilon) {
+    auto stats = tensor(shapeOf(x).drop_back(), b.getF32Type());
+    auto op = b.create<RmsNormOp>(loc, x.getType(), stats, x, gamma,
+                                  b.getF64FloatAttr(epsilon));
+    return op.getResult();
+  }
+
+  Value gelu(Value x, GeluApproximation approximation) {
+    return b.create<GeluOp>(loc, x, approximation);
+  }
+  Value silu(Value x) { return b.create<SiluOp>(loc, x); }
+
+  /// Attention over [B, H, S, Dh] heads with the default 1/sqrt(Dh) scale.
+  Value attention(Value q, Value k, Value v, bool causal) {
+    auto lse = tensor(shapeOf(q).drop_back(), b.getF32Type());
+    auto op = b.create<AttentionOp>(loc, q.getType(), lse, q, k, v, causal,
+                                    /*scale=*/nullptr);
+    return op.getResult();
+  }
+
+  Value constant(DenseElementsAttr value) {
+    return b.create<ConstantOp>(loc, value.getType(), value);
+  }
+
+  Value crossEntropy(Value logits, Value labels, int64_t ignoreIndex) {
+    return b.create<CrossEntropyOp>(loc, tensor({}, b.getF32Type()), logits,
+                                    labels, b.getI64IntegerAttr(ignoreIndex));
+  }
+
+  OpBuilder &getBuilder() { return b; }
+
+private:
+  Location nameLoc(const Twine &name) {
+    return NameLoc::get(b.getStringAttr(name));
+  }
+
+  DictionaryAttr roleAndName(Role role, StringRef name) {
+    MLIRContext *ctx = b.getContext();
+    return DictionaryAttr::get(
+        ctx, {b.getNamedAttr(MWDialect::kRoleAttrName, RoleAttr::get(ctx, role)),
+              b.getNamedAttr(MWDialect::kNameAttrName, b.getStringAttr(name))});
+  }
+
+  OpBuilder b;
+  const ModelConfig &config;
+  Type elem;
+  Location loc;
+  SmallVector<ArgSpec> args;
+  llvm::StringMap<unsigned> argIndex;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Shared transformer pieces
+//===----------------------------------------------------------------------===//
+
+/// [B, S, D] -> [B, H, S, Dh].
+static Value splitHeads(ForwardBuilder &fb, const ModelConfig &c, Value x) {
+  int64_t dh = c.hidden / c.heads;
+  x = fb.reshape(x, {c.batch, c.seq, c.heads, dh});
+  return fb.transpose(x, {0, 2, 1, 3});
+}
+
+/// [B, H, S, Dh] -> [B, S, D].
+static Value mergeHeads(ForwardBuilder &fb, const ModelConfig &c, Value x) {
+  x = fb.transpose(x, {0, 2, 1, 3});
+  return fb.reshape(x, {c.batch, c.seq, c.hidden});
+}
+
+/// Mean cross-entropy of [B, S, V] logits against [B, S] labels, flattened
+/// to tokens.
+static Value tokenLoss(ForwardBuilder &fb, const ModelConfig &c, Value logits,
+                       Value labels, int64_t ignoreIndex = -100) {
+  int64_t tokens = c.batch * c.seq;
+  logits = fb.reshape(logits, {tokens, c.vocab});
+  labels = fb.reshape(labels, {tokens});
+  return fb.crossEntropy(logits, labels, ignoreIndex);
+}
+
+/// tokens and labels, [B, S] i32, after the parameters.
+static void declareTokensAndLabels(ForwardBuilder &fb, const ModelConfig &c) {
+  Type i32 = fb.getBuilder().getI32Type();
+  fb.declare("tokens", {c.batch, c.seq}, i32, Role::input);
+  fb.declare("labels", {c.batch, c.seq}, i32, Role::label);
+}
+
+//===----------------------------------------------------------------------===//
+// MLP
+//===----------------------------------------------------------------------===//
+
+/// Linear(+bias) layers `layers.i.weight` [in, out] / `layers.i.bias` [out]
+/// with erf-GELU between them; cross-entropy over the class logits.
+static OwningOpRef<ModuleOp> buildMlp(ForwardBuilder &fb,
+                                      const ModelConfig &c) {
+  auto width = [&](int64_t i) -> std::pair<int64_t, int64_t> {
+    return {i == 0 ? c.inFeatures : c.hidden,
+            i + 1 == c.layers ? c.classes : c.hidden};
+  };
+  for (int64_t i = 0; i < c.layers; ++i) {
+    auto [in, out] = width(i);
+    fb.param("layers." + Twine(i) + ".weight", {in, out});
+    fb.param("layers." + Twine(i) + ".bias", {out});
+  }
+  fb.declare("x", {c.batch, c.inFeatures}, fb.elementType(), Role::input);
+  fb.declare("labels", {c.batch}, fb.getBuilder().getI32Type(), Role::label);
+  fb.createFunction();
+
+  Value h = fb.arg("x");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string p = ("layers." + Twine(i)).str();
+    fb.scope(p);
+    h = fb.add(fb.matmul(h, fb.arg(p + ".weight")), fb.arg(p + ".bias"));
+    if (i + 1 < c.layers)
+      h = fb.gelu(h, GeluApproximation::erf);
+  }
+  fb.scope("loss");
+  return fb.finish(fb.crossEntropy(h, fb.arg("labels"), -100));
+}
+
+//===----------------------------------------------------------------------===//
+// GPT-2
+//===----------------------------------------------------------------------===//
+
+/// HuggingFace GPT2LMHeadModel: x = wte[tokens] + wpe; per block
+/// x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)); logits = ln_f(x) @ wte^T.
+static OwningOpRef<ModuleOp> buildGpt(ForwardBuilder &fb,
+                                      const ModelConfig &c) {
+  int64_t d = c.hidden, f = c.ffn;
+  constexpr double kEpsilon = 1e-5;
+  fb.param("wte", {c.vocab, d});
+  fb.param("wpe", {c.seq, d});
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string h = ("h." + Twine(i) + ".").str();
+    fb.param(h + "ln_1.weight", {d});
+    fb.param(h + "ln_1.bias", {d});
+    fb.param(h + "attn.c_attn.weight", {d, 3 * d});
+    fb.param(h + "attn.c_attn.bias", {3 * d});
+    fb.param(h + "attn.c_proj.weight", {d, d});
+    fb.param(h + "attn.c_proj.bias", {d});
+    fb.param(h + "ln_2.weight", {d});
+    fb.param(h + "ln_2.bias", {d});
+    fb.param(h + "mlp.c_fc.weight", {d, f});
+    fb.param(h + "mlp.c_fc.bias", {f});
+    fb.param(h + "mlp.c_proj.weight", {f, d});
+    fb.param(h + "mlp.c_proj.bias", {d});
+  }
+  fb.param("ln_f.weight", {d});
+  fb.param("ln_f.bias", {d});
+  declareTokensAndLabels(fb, c);
+  fb.createFunction();
+
+  // Conv1D: x @ W + b with W [in, out].
+  auto conv1d = [&](Value x, const std::string &prefix) {
+    return fb.add(fb.matmul(x, fb.arg(prefix + ".weight")),
+                  fb.arg(prefix + ".bias"));
+  };
+
+  fb.scope("embeddings");
+  Value x = fb.add(fb.embedding(fb.arg("wte"), fb.arg("tokens")), fb.arg("wpe"));
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string h = ("h." + Twine(i) + ".").str();
+    fb.scope(h + "attn");
+    Value ln1 =
+        fb.layerNorm(x, fb.arg(h + "ln_1.weight"), fb.arg(h + "ln_1.bias"),
+                     kEpsilon);
+    Value qkv = conv1d(ln1, h + "attn.c_attn");
+    SmallVector<Value, 3> heads;
+    for (int64_t j = 0; j < 3; ++j)
+      heads.push_back(splitHeads(
+          fb, c, fb.slice(qkv, {0, 0, j * d}, {c.batch, c.seq, d})));
+    Value a = fb.attention(heads[0], heads[1], heads[2], /*causal=*/true);
+    a = conv1d(mergeHeads(fb, c, a), h + "attn.c_proj");
+    x = fb.add(x, a);
+
+    fb.scope(h + "mlp");
+    Value ln2 =
+        fb.layerNorm(x, fb.arg(h + "ln_2.weight"), fb.arg(h + "ln_2.bias"),
+                     kEpsilon);
+    Value m = fb.gelu(conv1d(ln2, h + "mlp.c_fc"), GeluApproximation::tanh);
+    x = fb.add(x, conv1d(m, h + "mlp.c_proj"));
+  }
+
+  fb.scope("lm_head");
+  Value xf = fb.layerNorm(x, fb.arg("ln_f.weight"), fb.arg("ln_f.bias"),
+                          kEpsilon);
+  Value logits = fb.matmul(xf, fb.arg("wte"), /*transposeRhs=*/true);
+  fb.scope("loss");
+  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels")));
+}
+
+//===----------------------------------------------------------------------===//
+// Llama
+//===----------------------------------------------------------------------===//
+
+/// cos and sin of the rotary angles, [S, Dh/2]: angle(s, j) = s * theta^(-2j/Dh)
+/// with theta = 10000 (HF's rope_theta), computed in double and rounded once.
+static std::pair<Value, Value> rotaryTables(ForwardBuilder &fb,
+                                            const ModelConfig &c) {
+  constexpr double kTheta = 10000.0;
+  int64_t headDim = c.hidden / c.heads, half = headDim / 2;
+  Type elem = fb.elementType();
+  const llvm::fltSemantics &sem = cast<FloatType>(elem).getFloatSemantics();
+  SmallVector<APFloat> cosValues, sinValues;
+  cosValues.reserve(c.seq * half);
+  sinValues.reserve(c.seq * half);
+  auto round = [&](double v) {
+    APFloat f(v);
+    bool losesInfo;
+    f.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
+    return f;
+  };
+  for (int64_t s = 0; s < c.seq; ++s) {
+    for (int64_t j = 0; j < half; ++j) {
+      double invFreq = std::pow(kTheta, -2.0 * static_cast<double>(j) /
+                                            static_cast<double>(headDim));
+      double angle = static_cast<double>(s) * invFreq;
+      cosValues.push_back(round(std::cos(angle)));
+      sinValues.push_back(round(std::sin(angle)));
+    }
+  }
+  auto type = RankedTensorType::get({c.seq, half}, elem);
+  return {fb.constant(DenseElementsAttr::get(type, cosValues)),
+          fb.constant(DenseElementsAttr::get(type, sinValues))};
+}
+
+/// HF's apply_rotary_pos_emb on [B, H, S, Dh] with half-size tables:
+/// [x1, x2] -> [x1 cos - x2 sin, x2 cos + x1 sin].
+static Value applyRotary(ForwardBuilder &fb, const ModelConfig &c, Value x,
+                         Value cos, Value sin) {
+  int64_t half = c.hidden / c.heads / 2;
+  SmallVector<int64_t> sizes = {c.batch, c.heads, c.seq, half};
+  Value x1 = fb.slice(x, {0, 0, 0, 0}, sizes);
+  Value x2 = fb.slice(x, {0, 0, 0, half}, sizes);
+  // One op per statement: the order of evaluation of call arguments is
+  // unspecified, and the op order must not depend on the compiler.
+  Value x1Cos = fb.mul(x1, cos);
+  Value x2Sin = fb.mul(x2, sin);
+  Value r1 = fb.sub(x1Cos, x2Sin);
+  Value x2Cos = fb.mul(x2, cos);
+  Value x1Sin = fb.mul(x1, sin);
+  Value r2 = fb.add(x2Cos, x1Sin);
+  return fb.concat({r1, r2}, 3);
+}
+
+/// HuggingFace LlamaForCausalLM without biases: RMSNorm (eps 1e-6) before
+/// attention and MLP, SwiGLU MLP down(silu(gate(x)) * up(x)), final norm and
+/// an untied lm_head. Linear weights are [out, in], applied as x @ W^T.
+static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
+                                        const ModelConfig &c) {
+  int64_t d = c.hidden, f = c.ffn;
+  constexpr double kEpsilon = 1e-6;
+  fb.param("model.embed_tokens.weight", {c.vocab, d});
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string l = ("model.layers." + Twine(i) + ".").str();
+    fb.param(l + "input_layernorm.weight", {d});
+    fb.param(l + "self_attn.q_proj.weight", {d, d});
+    fb.param(l + "self_attn.k_proj.weight", {d, d});
+    fb.param(l + "self_attn.v_proj.weight", {d, d});
+    fb.param(l + "self_attn.o_proj.weight", {d, d});
+    fb.param(l + "post_attention_layernorm.weight", {d});
+    fb.param(l + "mlp.gate_proj.weight", {f, d});
+    fb.param(l + "mlp.up_proj.weight", {f, d});
+    fb.param(l + "mlp.down_proj.weight", {d, f});
+  }
+  fb.param("model.norm.weight", {d});
+  fb.param("lm_head.weight", {c.vocab, d});
+  declareTokensAndLabels(fb, c);
+  fb.createFunction();
+
+  auto linear = [&](Value x, const std::string &name) {
+    return fb.matmul(x, fb.arg(name), /*transposeRhs=*/true);
+  };
+
+  fb.scope("model.embed_tokens");
+  Value x = fb.embedding(fb.arg("model.embed_tokens.weight"), fb.arg("tokens"));
+  Value cos, sin;
+  if (c.rotary) {
+    fb.scope("model.rotary_emb");
+    std::tie(cos, sin) = rotaryTables(fb, c);
+  }
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string l = ("model.layers." + Twine(i) + ".").str();
+    fb.scope(l + "self_attn");
+    Value h = fb.rmsNorm(x, fb.arg(l + "input_layernorm.weight"), kEpsilon);
+    Value q = splitHeads(fb, c, linear(h, l + "self_attn.q_proj.weight"));
+    Value k = splitHeads(fb, c, linear(h, l + "self_attn.k_proj.weight"));
+    Value v = splitHeads(fb, c, linear(h, l + "self_attn.v_proj.weight"));
+    if (c.rotary) {
+      q = applyRotary(fb, c, q, cos, sin);
+      k = applyRotary(fb, c, k, cos, sin);
+    }
+    Value a = fb.attention(q, k, v, /*causal=*/true);
+    a = linear(mergeHeads(fb, c, a), l + "self_attn.o_proj.weight");
+    x = fb.add(x, a);
+
+    fb.scope(l + "mlp");
+    h = fb.rmsNorm(x, fb.arg(l + "post_attention_layernorm.weight"), kEpsilon);
+    Value gate = fb.silu(linear(h, l + "mlp.gate_proj.weight"));
+    Value up = linear(h, l + "mlp.up_proj.weight");
+    x = fb.add(x, linear(fb.mul(gate, up), l + "mlp.down_proj.weight"));
+  }
+
+  fb.scope("model.norm");
+  x = fb.rmsNorm(x, fb.arg("model.norm.weight"), kEpsilon);
+  fb.scope("lm_head");
+  Value logits = linear(x, "lm_head.weight");
+  fb.scope("loss");
+  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels")));
+}
+
+//===----------------------------------------------------------------------===//
+// BERT
+//===----------------------------------------------------------------------===//
+
+/// HuggingFace BertForMaskedLM (no pooler): word + token-type (row 0, as with
+/// all-zero token_type_ids) + position embeddings and a LayerNorm;
+/// post-LayerNorm encoder layers with bidirectional attention and erf-GELU;
+/// the MLM head (dense, GELU, LayerNorm, decoder tied to the word embeddings
+/// plus cls.predictions.bias); cross-entropy over every position, ignoring
+/// label -100 (unmasked positions). LayerNorm eps 1e-12. Linear weights are
+/// [out, in], applied as x @ W^T + b.
+static OwningOpRef<ModuleOp> buildBert(ForwardBuilder &fb,
+                                       const ModelConfig &c) {
+  int64_t d = c.hidden, f = c.ffn;
+  constexpr double kEpsilon = 1e-12;
+  auto linearParams = [&](const std::string &prefix, int64_t in, int64_t out) {
+    fb.param(prefix + ".weight", {out, in});
+    fb.param(prefix + ".bias", {out});
+  };
+  auto normParams = [&](const std::string &prefix) {
+    fb.param(prefix + ".weight", {d});
+    fb.param(prefix + ".bias", {d});
+  };
+  fb.param("bert.embeddings.word_embeddings.weight", {c.vocab, d});
+  fb.param("bert.embeddings.position_embeddings.weight", {c.seq, d});
+  fb.param("bert.embeddings.token_type_embeddings.weight", {2, d});
+  normParams("bert.embeddings.LayerNorm");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string l = ("bert.encoder.layer." + Twine(i) + ".").str();
+    linearParams(l + "attention.self.query", d, d);
+    linearParams(l + "attention.self.key", d, d);
+    linearParams(l + "attention.self.value", d, d);
+    linearParams(l + "attention.output.dense", d, d);
+    normParams(l + "attention.output.LayerNorm");
+    linearParams(l + "intermediate.dense", d, f);
+    linearParams(l + "output.dense", f, d);
+    normParams(l + "output.LayerNorm");
+  }
+  linearParams("cls.predictions.transform.dense", d, d);
+  normParams("cls.predictions.transform.LayerNorm");
+  fb.param("cls.predictions.bias", {c.vocab});
+  declareTokensAndLabels(fb, c);
+  fb.createFunction();
+
+  auto linear = [&](Value x, const std::string &prefix) {
+    return fb.add(fb.matmul(x, fb.arg(prefix + ".weight"), /*transposeRhs=*/true),
+                  fb.arg(prefix + ".bias"));
+  };
+  auto norm = [&](Value x, const std::string &prefix) {
+    return fb.layerNorm(x, fb.arg(prefix + ".weight"), fb.arg(prefix + ".bias"),
+                        kEpsilon);
+  };
+
+  fb.scope("bert.embeddings");
+  Value wordTable = fb.arg("bert.embeddings.word_embeddings.weight");
+  Value x = fb.embedding(wordTable, fb.arg("tokens"));
+  Value tokenType = fb.slice(
+      fb.arg("bert.embeddings.token_type_embeddings.weight"), {0, 0}, {1, d});
+  x = fb.add(x, tokenType);
+  x = fb.add(x, fb.arg("bert.embeddings.position_embeddings.weight"));
+  x = norm(x, "bert.embeddings.LayerNorm");
+
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string l = ("bert.encoder.layer." + Twine(i) + ".").str();
+    fb.scope(l + "attention");
+    Value q = splitHeads(fb, c, linear(x, l + "attention.self.query"));
+    Value k = splitHeads(fb, c, linear(x, l + "attention.self.key"));
+    Value v = splitHeads(fb, c, linear(x, l + "attention.self.value"));
+    Value a = fb.attention(q, k, v, /*causal=*/false);
+    a = linear(mergeHeads(fb, c, a), l + "attention.output.dense");
+    x = norm(fb.add(a, x), l + "attention.output.LayerNorm");
+
+    fb.scope(l + "intermediate");
+    Value h = fb.gelu(linear(x, l + "intermediate.dense"),
+                      GeluApproximation::erf);
+    fb.scope(l + "output");
+    x = norm(fb.add(linear(h, l + "output.dense"), x), l + "output.LayerNorm");
+  }
+
+  fb.scope("cls.predictions");
+  Value t = fb.gelu(linear(x, "cls.predictions.transform.dense"),
+                    GeluApproximation::erf);
+  t = norm(t, "cls.predictions.transform.LayerNorm");
+  Value logits = fb.add(fb.matmul(t, wordTable, /*transposeRhs=*/true),
+                        fb.arg("cls.predictions.bias"));
+  fb.scope("loss");
+  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels"), -100));
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::mw::models::buildModel(MLIRContext &context, const ModelConfig &config) {
+  std::string error;
+  if (failed(validate(config, error)))
+    return emitError(UnknownLoc::get(&context))
+           << "invalid " << stringifyFamily(config.family)
+           << " configuration: " << error;
+  context.loadDialect<MWDialect, func::FuncDialect>();
+  ForwardBuilder fb(context, config);
+  switch (config.family) {
+  case Family::Mlp:
+    return buildMlp(fb, config);
+  case Family::Gpt:
+    return buildGpt(fb, config);
+  case Family::Llama:
+    return buildLlama(fb, config);
+  case Family::Bert:
+    return buildBert(fb, config);
+  }
+  llvm_unreachable("unknown family");
+}
+
+int64_t mlir::mw::models::countParams(ModuleOp module) {
+  int64_t total = 0;
+  module.walk([&](func::FuncOp func) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
+      if (role && role.getValue() == Role::param)
+        total += mw::detail::numElements(func.getArgument(i).getType());
+    }
+  });
+  return total;
+}

@@ -1,0 +1,427 @@
+//===- mw-eval.cpp - Run an mw function with the reference evaluator ------===//
+//
+// mw-eval FILE.mlir [--entry NAME] [--inputs IN.safetensors |
+//                    --random-inputs SEED] [--outputs OUT.safetensors]
+//                   [--save-inputs FILE] [--print]
+//
+// Binds inputs by argument name (mw.name, else argN), evaluates the function
+// with the reference evaluator, and writes outputs by result name (mw.name,
+// else resultN). Files are written only after a successful evaluation, each
+// atomically, so a failed run writes nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "memwall/Eval/Evaluator.h"
+#include "mwrt/safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/SwapByteOrder.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::mw;
+using namespace mlir::mw::eval;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("mw-eval options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input .mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to evaluate (default: the module's only "
+                   "function with a body)"),
+          cl::value_desc("NAME"), cl::cat(category));
+static cl::opt<std::string>
+    inputsFile("inputs",
+               cl::desc("Bind arguments by name from this safetensors file"),
+               cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<uint64_t> randomSeed(
+    "random-inputs",
+    cl::desc("Fill every argument deterministically from SEED: floats "
+             "normal(0, 0.02) (rank-1 '*weight' arguments 1 + normal(0, "
+             "0.02)), integers uniform over their valid range (see "
+             "docs/mw-eval.md)"),
+    cl::value_desc("SEED"), cl::cat(category));
+static cl::opt<std::string>
+    outputsFile("outputs",
+                cl::desc("Write results by name to this safetensors file"),
+                cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> saveInputsFile(
+    "save-inputs",
+    cl::desc("Write the inputs used (given or random) to this safetensors "
+             "file, to reproduce the run"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<bool> printOutputs(
+    "print",
+    cl::desc("Print each output's dtype, shape, first values and checksum"),
+    cl::cat(category));
+
+//===----------------------------------------------------------------------===//
+// Conversions between evaluator tensors and safetensors
+//===----------------------------------------------------------------------===//
+
+static mwrt::DType toDType(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::F32:
+    return mwrt::DType::F32;
+  case ElemKind::F16:
+    return mwrt::DType::F16;
+  case ElemKind::BF16:
+    return mwrt::DType::BF16;
+  case ElemKind::I32:
+    return mwrt::DType::I32;
+  case ElemKind::I64:
+    return mwrt::DType::I64;
+  }
+  return mwrt::DType::F32;
+}
+
+static std::optional<ElemKind> fromDType(mwrt::DType dtype) {
+  switch (dtype) {
+  case mwrt::DType::F32:
+    return ElemKind::F32;
+  case mwrt::DType::F16:
+    return ElemKind::F16;
+  case mwrt::DType::BF16:
+    return ElemKind::BF16;
+  case mwrt::DType::I32:
+    return ElemKind::I32;
+  case mwrt::DType::I64:
+    return ElemKind::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+static_assert(llvm::sys::IsLittleEndianHost,
+              "safetensors data is little-endian and copied as is");
+
+/// Little-endian bytes of `t` in its own element type.
+static mwrt::TensorData toTensorData(const Tensor &t) {
+  mwrt::TensorData d;
+  d.dtype = toDType(t.kind);
+  d.shape.assign(t.shape.begin(), t.shape.end());
+  int64_t n = t.numElements();
+  auto append = [&](const void *p, size_t size) {
+    const auto *b = static_cast<const uint8_t *>(p);
+    d.bytes.insert(d.bytes.end(), b, b + size);
+  };
+  for (int64_t k = 0; k < n; ++k) {
+    switch (t.kind) {
+    case ElemKind::F32:
+      append(&t.f[k], 4);
+      break;
+    case ElemKind::F16: {
+      uint16_t h = floatToHalfBits(t.f[k]);
+      append(&h, 2);
+      break;
+    }
+    case ElemKind::BF16: {
+      uint16_t h = floatToBFloatBits(t.f[k]);
+      append(&h, 2);
+      break;
+    }
+    case ElemKind::I32: {
+      int32_t v = static_cast<int32_t>(t.i[k]);
+      append(&v, 4);
+      break;
+    }
+    case ElemKind::I64:
+      append(&t.i[k], 8);
+      break;
+    }
+  }
+  return d;
+}
+
+static Tensor fromTensorData(const mwrt::TensorData &d, ElemKind kind) {
+  Tensor t = Tensor::zeros(kind, d.shape);
+  const uint8_t *p = d.bytes.data();
+  for (int64_t k = 0, n = t.numElements(); k < n; ++k) {
+    switch (kind) {
+    case ElemKind::F32:
+      std::memcpy(&t.f[k], p + 4 * k, 4);
+      break;
+    case ElemKind::F16:
+    case ElemKind::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * k, 2);
+      t.f[k] = kind == ElemKind::F16 ? halfBitsToFloat(h) : bfloatBitsToFloat(h);
+      break;
+    }
+    case ElemKind::I32: {
+      int32_t v;
+      std::memcpy(&v, p + 4 * k, 4);
+      t.i[k] = v;
+      break;
+    }
+    case ElemKind::I64:
+      std::memcpy(&t.i[k], p + 8 * k, 8);
+      break;
+    }
+  }
+  return t;
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// FNV-1a over the tensor's bytes in its own element type: equal checksums
+/// mean bit-identical tensors (with overwhelming probability).
+static uint64_t checksum(const mwrt::TensorData &d) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : d.bytes) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// The shortest %g form of `v` that reads back as the same `kind` value, so
+/// printed values are exact without 9-digit noise ("0.1", not "0.100000001";
+/// "-10", not "-1e+01"). NaN never compares equal and prints as "nan".
+static std::string shortestFloat(ElemKind kind, float v) {
+  std::string best;
+  for (int digits = 1; digits <= 9; ++digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, static_cast<double>(v));
+    bool exact = roundToKind(kind, std::strtof(buf, nullptr)) == v;
+    if ((exact || digits == 9) && (best.empty() || strlen(buf) < best.size()))
+      best = buf;
+  }
+  return best;
+}
+
+static void printTensor(llvm::raw_ostream &os, StringRef name,
+                        const Tensor &t) {
+  mwrt::TensorData d = toTensorData(t);
+  double sum = 0.0;
+  for (int64_t k = 0, n = t.numElements(); k < n; ++k)
+    sum += t.at(k);
+  os << name << ": " << elemKindName(t.kind) << " " << shapeString(t.shape)
+     << llvm::formatv(" checksum=0x{0:x-16} sum={1:e}", checksum(d), sum)
+     << " values=[";
+  int64_t shown = std::min<int64_t>(t.numElements(), 6);
+  for (int64_t k = 0; k < shown; ++k) {
+    if (k)
+      os << ", ";
+    if (t.isFloat())
+      os << shortestFloat(t.kind, t.f[k]);
+    else
+      os << t.i[k];
+  }
+  if (t.numElements() > shown)
+    os << ", ...";
+  os << "]\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+static FailureOr<FunctionOpInterface> findEntry(ModuleOp module) {
+  SmallVector<FunctionOpInterface> candidates;
+  for (auto f : module.getOps<FunctionOpInterface>())
+    if (!f.isExternal())
+      candidates.push_back(f);
+  if (!entry.empty()) {
+    for (FunctionOpInterface f : candidates)
+      if (f.getName() == entry)
+        return f;
+    auto diag = module.emitError() << "no function '" << entry << "' with a body";
+    diag << "; functions:";
+    for (FunctionOpInterface f : candidates)
+      diag << " @" << f.getName();
+    return failure();
+  }
+  if (candidates.size() == 1)
+    return candidates.front();
+  auto diag = module.emitError()
+              << "the module has " << candidates.size()
+              << " functions with a body; choose one with --entry:";
+  for (FunctionOpInterface f : candidates)
+    diag << " @" << f.getName();
+  return failure();
+}
+
+static LogicalResult fail(const Twine &message) {
+  llvm::errs() << "mw-eval: error: " << message << "\n";
+  return failure();
+}
+
+/// Checks that every argument has a static tensor type the evaluator holds.
+static LogicalResult checkSignature(FunctionOpInterface func) {
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || !t.hasStaticShape() || failed(elemKindOf(t.getElementType())))
+      return fail("argument #" + Twine(i) + " ('" + argumentName(func, i) +
+                  "') has type " + llvm::formatv("{0}", type).str() +
+                  "; mw-eval takes static tensors of f32, f16, bf16, i32, i64");
+  }
+  return success();
+}
+
+/// Checks that no two of `names` (arguments' or results' file names) are
+/// equal: an explicit mw.name may repeat another's default "argN"/"resultN",
+/// and two tensors cannot share a name in a file.
+static LogicalResult checkUniqueNames(ArrayRef<std::string> names,
+                                      StringRef what) {
+  llvm::StringMap<unsigned> seen;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    auto [it, inserted] = seen.try_emplace(name, i);
+    if (!inserted)
+      return fail(what + " #" + Twine(it->second) + " and " + what + " #" +
+                  Twine(i) + " are both named '" + name +
+                  "'; rename one with mw.name");
+  }
+  return success();
+}
+
+static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
+  mwrt::SafeTensors file;
+  std::string error;
+  if (!mwrt::readSafeTensors(inputsFile, file, error))
+    return fail(error);
+  SmallVector<Tensor> args;
+  llvm::StringSet<> used;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    ElemKind kind = *elemKindOf(type.getElementType());
+    std::string name = argumentName(func, i);
+    std::string expected = std::string(elemKindName(kind)) + " " +
+                           shapeString(type.getShape());
+    const mwrt::TensorData *d = file.find(name);
+    if (!d)
+      return fail("missing input '" + name + "' (argument #" + Twine(i) +
+                  ", " + expected + ") in " + inputsFile);
+    used.insert(name);
+    std::optional<ElemKind> got = fromDType(d->dtype);
+    std::string have = std::string(mwrt::dtypeName(d->dtype)) + " " +
+                       shapeString(d->shape);
+    if (!got || *got != kind || d->shape != std::vector<int64_t>(
+                                                type.getShape().begin(),
+                                                type.getShape().end()))
+      return fail("input '" + name + "' in " + inputsFile + " is " + have +
+                  ", but argument #" + Twine(i) + " is " + expected);
+    args.push_back(fromTensorData(*d, kind));
+  }
+  for (const std::string &name : file.names())
+    if (!used.contains(name))
+      llvm::errs() << "mw-eval: note: ignoring '" << name << "' in "
+                   << inputsFile << ": no argument has that name\n";
+  return args;
+}
+
+static LogicalResult writeTensors(const std::string &path,
+                                  ArrayRef<std::string> names,
+                                  ArrayRef<Tensor> tensors) {
+  mwrt::SafeTensors file;
+  std::string error;
+  for (auto [name, t] : llvm::zip(names, tensors))
+    if (!file.add(name, toTensorData(t), error))
+      return fail(path + ": " + error);
+  if (!mwrt::writeSafeTensors(path, file, error))
+    return fail(error);
+  return success();
+}
+
+/// fail() for main: prints the message and gives the exit status.
+static int exitWithError(const Twine &message) {
+  (void)fail(message);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mw-eval: run an mw function with Memwall's reference evaluator\n");
+
+  if (!inputsFile.empty() && randomSeed.getNumOccurrences())
+    return exitWithError("--inputs and --random-inputs are exclusive");
+
+  DialectRegistry registry;
+  registry.insert<MWDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string error;
+  auto buffer = openInputFile(inputFile, &error);
+  if (!buffer)
+    return exitWithError(error);
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  FailureOr<FunctionOpInterface> func = findEntry(*module);
+  if (failed(func) || failed(checkSignature(*func)))
+    return 1;
+
+  SmallVector<std::string> resultNames, argNames;
+  for (unsigned i = 0, e = func->getNumResults(); i < e; ++i)
+    resultNames.push_back(resultName(*func, i));
+  for (unsigned i = 0, e = func->getNumArguments(); i < e; ++i)
+    argNames.push_back(argumentName(*func, i));
+  // Before evaluating, so that a clash fails fast and writes nothing.
+  if ((!inputsFile.empty() || !saveInputsFile.empty()) &&
+      failed(checkUniqueNames(argNames, "argument")))
+    return 1;
+  if (!outputsFile.empty() && failed(checkUniqueNames(resultNames, "result")))
+    return 1;
+
+  SmallVector<Tensor> args;
+  if (!inputsFile.empty()) {
+    FailureOr<SmallVector<Tensor>> loaded = loadInputs(*func);
+    if (failed(loaded))
+      return 1;
+    args = std::move(*loaded);
+  } else if (randomSeed.getNumOccurrences() || func->getNumArguments() == 0) {
+    args = randomInputs(*func, randomSeed);
+  } else {
+    return exitWithError(
+        "@" + func->getName() + " takes " + Twine(func->getNumArguments()) +
+        " arguments: give --inputs FILE or --random-inputs SEED");
+  }
+
+  FailureOr<SmallVector<Tensor>> results = evaluate(*func, args);
+  if (failed(results))
+    return 1;
+
+  if (!saveInputsFile.empty() &&
+      failed(writeTensors(saveInputsFile, argNames, args)))
+    return 1;
+  if (!outputsFile.empty() &&
+      failed(writeTensors(outputsFile, resultNames, *results))) {
+    // A failed run writes nothing: take back the inputs file just written.
+    if (!saveInputsFile.empty())
+      (void)llvm::sys::fs::remove(saveInputsFile);
+    return 1;
+  }
+  if (printOutputs)
+    for (auto [name, t] : llvm::zip(resultNames, *results))
+      printTensor(llvm::outs(), name, t);
+  return 0;
+}
