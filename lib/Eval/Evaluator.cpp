@@ -174,20 +174,26 @@ static int64_t product(ArrayRef<int64_t> shape) {
   return n;
 }
 
-Tensor Tensor::zeros(ElemKind kind, ArrayRef<int64_t> shape) {
-  Tensor t;
+template <typename Real>
+BasicTensor<Real> BasicTensor<Real>::zeros(ElemKind kind,
+                                           ArrayRef<int64_t> shape) {
+  BasicTensor<Real> t;
   t.kind = kind;
   t.shape.assign(shape.begin(), shape.end());
   if (isFloatKind(kind))
-    t.f.assign(product(shape), 0.0f);
+    t.f.assign(product(shape), Real(0));
   else
     t.i.assign(product(shape), 0);
   return t;
 }
 
-int64_t Tensor::numElements() const { return product(shape); }
+template <typename Real>
+int64_t BasicTensor<Real>::numElements() const {
+  return product(shape);
+}
 
-bool Tensor::matches(Type type) const {
+template <typename Real>
+bool BasicTensor<Real>::matches(Type type) const {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t)
     return false;
@@ -195,11 +201,24 @@ bool Tensor::matches(Type type) const {
   return succeeded(k) && *k == kind && t.getShape() == ArrayRef(shape);
 }
 
-std::string Tensor::typeString() const {
+template <typename Real>
+std::string BasicTensor<Real>::typeString() const {
   std::string s = "tensor<";
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
   return s + elemKindName(kind) + ">";
+}
+
+template struct mlir::mw::eval::BasicTensor<float>;
+template struct mlir::mw::eval::BasicTensor<double>;
+
+Tensor64 mlir::mw::eval::widen(const Tensor &t) {
+  Tensor64 w;
+  w.kind = t.kind;
+  w.shape = t.shape;
+  w.f.assign(t.f.begin(), t.f.end());
+  w.i = t.i;
+  return w;
 }
 
 //===----------------------------------------------------------------------===//
@@ -265,9 +284,21 @@ static AxisSplit splitAxis(ArrayRef<int64_t> shape, int64_t axis) {
 // The interpreter
 //===----------------------------------------------------------------------===//
 
+/// Rounds to `kind` like roundToKind; f32 values are left alone, which in
+/// the f64 mode keeps them unrounded and in the f32 mode is exact anyway.
+template <typename Real>
+static Real roundReal(ElemKind kind, Real x) {
+  if (kind == ElemKind::F32)
+    return x;
+  return static_cast<Real>(roundToKind(kind, static_cast<float>(x)));
+}
+
 namespace {
+template <typename Real>
 class Interpreter {
 public:
+  using Tensor = BasicTensor<Real>;
+
   explicit Interpreter(FunctionOpInterface func) : func(func) {}
 
   FailureOr<SmallVector<Tensor>> run(ArrayRef<Tensor> args);
@@ -285,12 +316,12 @@ private:
   static Tensor zerosLike(Value v) {
     return Tensor::zeros(kindOf(v), typeOf(v).getShape());
   }
-  /// Rounds every element of a float tensor to its kind.
+  /// Rounds every element of a Real tensor to its kind.
   static void round(Tensor &t) {
     if (t.kind == ElemKind::F32 || !t.isFloat())
       return;
-    for (float &x : t.f)
-      x = roundToKind(t.kind, x);
+    for (Real &x : t.f)
+      x = roundReal(t.kind, x);
   }
   static Results one(Tensor t) {
     SmallVector<Tensor> r;
@@ -343,7 +374,8 @@ private:
 };
 } // namespace
 
-FailureOr<SmallVector<Tensor>> Interpreter::run(ArrayRef<Tensor> args) {
+template <typename Real>
+FailureOr<SmallVector<BasicTensor<Real>>> Interpreter<Real>::run(ArrayRef<Tensor> args) {
   Region &body = func.getFunctionBody();
   if (body.empty())
     return func.emitError("cannot evaluate a function without a body");
@@ -384,7 +416,8 @@ enum class UnaryFn { Neg, Exp, Log, Tanh, Sqrt, Rsqrt, Reciprocal, Relu,
                      Sigmoid, Silu, GeluErf, GeluTanh };
 enum class BinaryFn { Add, Sub, Mul, Div, Max };
 
-Interpreter::Results Interpreter::evalOp(Operation *op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
   for (Value v : op->getOperands())
     if (!isa<RankedTensorType>(v.getType()) ||
         !typeOf(v).hasStaticShape() ||
@@ -395,9 +428,9 @@ Interpreter::Results Interpreter::evalOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, Results>(op)
       .Case([&](ConstantOp o) { return constant(o); })
       .Case([&](SplatOp o) { return splat(o); })
-      .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp>(
+      .template Case<AddOp, SubOp, MulOp, DivOp, MaximumOp>(
           [&](Operation *o) { return binary(o); })
-      .Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp, ReluOp,
+      .template Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp, ReluOp,
             SigmoidOp, SiluOp, GeluOp>([&](Operation *o) { return unary(o); })
       .Case([&](CastOp o) { return castOp(o); })
       .Case([&](MatmulOp o) { return matmul(o); })
@@ -422,7 +455,7 @@ Interpreter::Results Interpreter::evalOp(Operation *op) {
       .Case([&](BroadcastToOp o) { return broadcastTo(o); })
       .Case([&](SliceOp o) { return slice(o); })
       .Case([&](ConcatOp o) { return concat(o); })
-      .Case<ReluGradOp, SiluGradOp, GeluGradOp>(
+      .template Case<ReluGradOp, SiluGradOp, GeluGradOp>(
           [&](Operation *o) { return activationGrad(o); })
       .Case([&](SoftmaxGradOp o) {
         return softmaxGrad(o, static_cast<int64_t>(o.getAxis()), false);
@@ -446,7 +479,8 @@ Interpreter::Results Interpreter::evalOp(Operation *op) {
 // Constants and elementwise ops
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::constant(ConstantOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::constant(ConstantOp op) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return op.emitError("the evaluator supports dense constants only");
@@ -457,7 +491,7 @@ Interpreter::Results Interpreter::constant(ConstantOp op) {
       APFloat x = v;
       bool lost = false;
       x.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
-      t.f[n++] = roundToKind(t.kind, x.convertToFloat());
+      t.f[n++] = roundReal(t.kind, x.convertToFloat());
     }
   } else {
     for (const APInt &v : dense.getValues<APInt>())
@@ -466,7 +500,8 @@ Interpreter::Results Interpreter::constant(ConstantOp op) {
   return one(std::move(t));
 }
 
-Interpreter::Results Interpreter::splat(SplatOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::splat(SplatOp op) {
   Tensor t = zerosLike(op.getResult());
   double v = op.getValue().convertToDouble();
   if (t.isFloat())
@@ -477,7 +512,8 @@ Interpreter::Results Interpreter::splat(SplatOp op) {
   return one(std::move(t));
 }
 
-Interpreter::Results Interpreter::binary(Operation *op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
   BinaryFn fn = llvm::TypeSwitch<Operation *, BinaryFn>(op)
                     .Case([](AddOp) { return BinaryFn::Add; })
                     .Case([](SubOp) { return BinaryFn::Sub; })
@@ -493,7 +529,7 @@ Interpreter::Results Interpreter::binary(Operation *op) {
       broadcastStrides(a.shape, shape), broadcastStrides(b.shape, shape)};
   if (out.isFloat()) {
     forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
-      float x = a.f[o[0]], y = b.f[o[1]], r = 0;
+      Real x = a.f[o[0]], y = b.f[o[1]], r = 0;
       switch (fn) {
       case BinaryFn::Add: r = x + y; break;
       case BinaryFn::Sub: r = x - y; break;
@@ -535,13 +571,15 @@ Interpreter::Results Interpreter::binary(Operation *op) {
   return one(std::move(out));
 }
 
-static float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-static const float kSqrt2OverPi = 0.7978845608028654f;
-static const float kGeluCoeff = 0.044715f;
-static const float kInvSqrt2 = 0.7071067811865476f;
-static const float kInvSqrt2Pi = 0.3989422804014327f;
+template <typename Real>
+static Real sigmoidf(Real x) { return 1.0f / (1.0f + std::exp(-x)); }
+static constexpr double kSqrt2OverPi = 0.7978845608028654;
+static constexpr double kGeluCoeff = 0.044715;
+static constexpr double kInvSqrt2 = 0.7071067811865476;
+static constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
-static float applyUnary(UnaryFn fn, float x) {
+template <typename Real>
+static Real applyUnary(UnaryFn fn, Real x) {
   switch (fn) {
   case UnaryFn::Neg: return -x;
   case UnaryFn::Exp: return std::exp(x);
@@ -553,15 +591,16 @@ static float applyUnary(UnaryFn fn, float x) {
   case UnaryFn::Relu: return x < 0.0f ? 0.0f : x;
   case UnaryFn::Sigmoid: return sigmoidf(x);
   case UnaryFn::Silu: return x * sigmoidf(x);
-  case UnaryFn::GeluErf: return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  case UnaryFn::GeluErf: return 0.5f * x * (1.0f + std::erf(x * Real(kInvSqrt2)));
   case UnaryFn::GeluTanh:
     return 0.5f * x *
-           (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluCoeff * x * x * x)));
+           (1.0f + std::tanh(Real(kSqrt2OverPi) * (x + Real(kGeluCoeff) * x * x * x)));
   }
   return x;
 }
 
-Interpreter::Results Interpreter::unary(Operation *op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::unary(Operation *op) {
   UnaryFn fn =
       llvm::TypeSwitch<Operation *, UnaryFn>(op)
           .Case([](NegOp) { return UnaryFn::Neg; })
@@ -586,18 +625,19 @@ Interpreter::Results Interpreter::unary(Operation *op) {
       x = wrapToKind(out.kind, static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
     return one(std::move(out));
   }
-  for (float &x : out.f)
+  for (Real &x : out.f)
     x = applyUnary(fn, x);
   round(out);
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::castOp(CastOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   for (int64_t n = 0, e = in.numElements(); n < e; ++n) {
     if (out.isFloat()) {
-      out.f[n] = in.isFloat() ? roundToKind(out.kind, in.f[n])
+      out.f[n] = in.isFloat() ? roundReal(out.kind, in.f[n])
                               : intToKind(out.kind, in.i[n]);
     } else if (in.isFloat()) {
       double v = std::trunc(static_cast<double>(in.f[n]));
@@ -619,7 +659,8 @@ Interpreter::Results Interpreter::castOp(CastOp op) {
 // Matmul and reductions
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::matmul(MatmulOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::matmul(MatmulOp op) {
   const Tensor &a = get(op.getLhs());
   const Tensor &b = get(op.getRhs());
   Tensor out = zerosLike(op.getResult());
@@ -637,12 +678,12 @@ Interpreter::Results Interpreter::matmul(MatmulOp op) {
   std::array<SmallVector<int64_t>, 2> strides = {
       broadcastStrides(aBatch, batch), broadcastStrides(bBatch, batch)};
   forEachIndex<2>(batch, strides, [&](int64_t bi, std::array<int64_t, 2> o) {
-    const float *pa = a.f.data() + o[0] * m * k;
-    const float *pb = b.f.data() + o[1] * k * n;
-    float *pc = out.f.data() + bi * m * n;
+    const Real *pa = a.f.data() + o[0] * m * k;
+    const Real *pb = b.f.data() + o[1] * k * n;
+    Real *pc = out.f.data() + bi * m * n;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.0f;
+        Real acc = 0.0f;
         for (int64_t p = 0; p < k; ++p)
           acc += pa[i * aRow + p * aCol] * pb[p * bRow + j * bCol];
         pc[i * n + j] = acc;
@@ -653,8 +694,9 @@ Interpreter::Results Interpreter::matmul(MatmulOp op) {
 }
 
 /// kind: 0 sum, 1 max, 2 mean.
+template <typename Real>
 template <typename ReduceOp>
-Interpreter::Results Interpreter::reduce(ReduceOp op, int kind) {
+typename Interpreter<Real>::Results Interpreter<Real>::reduce(ReduceOp op, int kind) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   ArrayRef<int64_t> axes = op.getAxes();
@@ -673,7 +715,7 @@ Interpreter::Results Interpreter::reduce(ReduceOp op, int kind) {
   std::array<SmallVector<int64_t>, 1> strides = {outStrides};
   forEachIndex<1>(in.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
     if (in.isFloat()) {
-      float x = in.f[n];
+      Real x = in.f[n];
       if (kind == 1)
         out.f[o[0]] = !seen[o[0]] ? x
                       : (std::isnan(x) || std::isnan(out.f[o[0]]))
@@ -692,8 +734,8 @@ Interpreter::Results Interpreter::reduce(ReduceOp op, int kind) {
     seen[o[0]] = 1;
   });
   if (kind == 2)
-    for (float &x : out.f)
-      x /= static_cast<float>(count);
+    for (Real &x : out.f)
+      x /= static_cast<Real>(count);
   if (!out.isFloat())
     for (int64_t &x : out.i)
       x = wrapToKind(out.kind, x);
@@ -705,7 +747,8 @@ Interpreter::Results Interpreter::reduce(ReduceOp op, int kind) {
 // Softmax, norms, embedding, cross-entropy
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::softmax(Operation *op, int64_t axis,
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::softmax(Operation *op, int64_t axis,
                                           bool log) {
   const Tensor &in = get(op->getOperand(0));
   Tensor out = zerosLike(op->getResult(0));
@@ -713,10 +756,10 @@ Interpreter::Results Interpreter::softmax(Operation *op, int64_t axis,
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t in2 = 0; in2 < s.inner; ++in2) {
       auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + in2; };
-      float mx = -std::numeric_limits<float>::infinity();
+      Real mx = -std::numeric_limits<Real>::infinity();
       for (int64_t j = 0; j < s.size; ++j)
         mx = std::max(mx, in.f[idx(j)]);
-      float sum = 0.0f;
+      Real sum = 0.0f;
       for (int64_t j = 0; j < s.size; ++j)
         sum += std::exp(in.f[idx(j)] - mx);
       for (int64_t j = 0; j < s.size; ++j)
@@ -727,7 +770,8 @@ Interpreter::Results Interpreter::softmax(Operation *op, int64_t axis,
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::layerNorm(LayerNormOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::layerNorm(LayerNormOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &b = get(op.getBeta());
@@ -735,17 +779,17 @@ Interpreter::Results Interpreter::layerNorm(LayerNormOp op) {
   Tensor mean = zerosLike(op.getMean());
   Tensor rstd = zerosLike(op.getRstd());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
-  float eps = static_cast<float>(op.getEpsilon().convertToDouble());
+  Real eps = static_cast<Real>(op.getEpsilon().convertToDouble());
   for (int64_t r = 0; r < rows; ++r) {
-    const float *px = x.f.data() + r * d;
-    float sum = 0.0f;
+    const Real *px = x.f.data() + r * d;
+    Real sum = 0.0f;
     for (int64_t j = 0; j < d; ++j)
       sum += px[j];
-    float mu = sum / static_cast<float>(d);
-    float sq = 0.0f;
+    Real mu = sum / static_cast<Real>(d);
+    Real sq = 0.0f;
     for (int64_t j = 0; j < d; ++j)
       sq += (px[j] - mu) * (px[j] - mu);
-    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    Real rs = 1.0f / std::sqrt(sq / static_cast<Real>(d) + eps);
     for (int64_t j = 0; j < d; ++j)
       y.f[r * d + j] = (px[j] - mu) * rs * g.f[j] + b.f[j];
     mean.f[r] = mu;
@@ -759,19 +803,20 @@ Interpreter::Results Interpreter::layerNorm(LayerNormOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::rmsNorm(RmsNormOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::rmsNorm(RmsNormOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   Tensor y = zerosLike(op.getResult());
   Tensor rstd = zerosLike(op.getRstd());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
-  float eps = static_cast<float>(op.getEpsilon().convertToDouble());
+  Real eps = static_cast<Real>(op.getEpsilon().convertToDouble());
   for (int64_t r = 0; r < rows; ++r) {
-    const float *px = x.f.data() + r * d;
-    float sq = 0.0f;
+    const Real *px = x.f.data() + r * d;
+    Real sq = 0.0f;
     for (int64_t j = 0; j < d; ++j)
       sq += px[j] * px[j];
-    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    Real rs = 1.0f / std::sqrt(sq / static_cast<Real>(d) + eps);
     for (int64_t j = 0; j < d; ++j)
       y.f[r * d + j] = px[j] * rs * g.f[j];
     rstd.f[r] = rs;
@@ -783,7 +828,8 @@ Interpreter::Results Interpreter::rmsNorm(RmsNormOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::embedding(EmbeddingOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::embedding(EmbeddingOp op) {
   const Tensor &table = get(op.getTable());
   const Tensor &idx = get(op.getIndices());
   Tensor out = zerosLike(op.getResult());
@@ -796,7 +842,8 @@ Interpreter::Results Interpreter::embedding(EmbeddingOp op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::crossEntropy(Operation *op, bool grad) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
   const Tensor &logits = get(op->getOperand(0));
   const Tensor &labels = get(op->getOperand(1));
   int64_t ignore =
@@ -812,9 +859,9 @@ Interpreter::Results Interpreter::crossEntropy(Operation *op, bool grad) {
     ++count;
   }
   // Per-row max and log-sum-exp, as log_softmax computes them.
-  auto rowStats = [&](int64_t t, float &mx, float &sum) {
-    const float *p = logits.f.data() + t * c;
-    mx = -std::numeric_limits<float>::infinity();
+  auto rowStats = [&](int64_t t, Real &mx, Real &sum) {
+    const Real *p = logits.f.data() + t * c;
+    mx = -std::numeric_limits<Real>::infinity();
     for (int64_t j = 0; j < c; ++j)
       mx = std::max(mx, p[j]);
     sum = 0.0f;
@@ -823,28 +870,28 @@ Interpreter::Results Interpreter::crossEntropy(Operation *op, bool grad) {
   };
   if (!grad) {
     Tensor loss = zerosLike(op->getResult(0));
-    float total = 0.0f;
+    Real total = 0.0f;
     for (int64_t t = 0; t < rows; ++t) {
       if (labels.i[t] == ignore)
         continue;
-      float mx, sum;
+      Real mx, sum;
       rowStats(t, mx, sum);
       total += mx + std::log(sum) - logits.f[t * c + labels.i[t]];
     }
-    loss.f[0] = count ? total / static_cast<float>(count) : 0.0f;
+    loss.f[0] = count ? total / static_cast<Real>(count) : 0.0f;
     return one(std::move(loss));
   }
-  float g = get(op->getOperand(2)).f[0];
+  Real g = get(op->getOperand(2)).f[0];
   Tensor out = zerosLike(op->getResult(0));
   for (int64_t t = 0; t < rows && count; ++t) {
     if (labels.i[t] == ignore)
       continue;
-    float mx, sum;
+    Real mx, sum;
     rowStats(t, mx, sum);
     for (int64_t j = 0; j < c; ++j) {
-      float p = std::exp(logits.f[t * c + j] - mx) / sum;
-      float onehot = j == labels.i[t] ? 1.0f : 0.0f;
-      out.f[t * c + j] = g * (p - onehot) / static_cast<float>(count);
+      Real p = std::exp(logits.f[t * c + j] - mx) / sum;
+      Real onehot = j == labels.i[t] ? 1.0f : 0.0f;
+      out.f[t * c + j] = g * (p - onehot) / static_cast<Real>(count);
     }
   }
   round(out);
@@ -860,7 +907,8 @@ static bool allowed(bool causal, int64_t i, int64_t j) {
   return !causal || j <= i;
 }
 
-Interpreter::Results Interpreter::attention(AttentionOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::attention(AttentionOp op) {
   const Tensor &q = get(op.getQuery());
   const Tensor &k = get(op.getKey());
   const Tensor &v = get(op.getValue());
@@ -868,33 +916,33 @@ Interpreter::Results Interpreter::attention(AttentionOp op) {
   Tensor lse = zerosLike(op.getLse());
   int64_t bh = q.shape[0] * q.shape[1], s = q.shape[2], sk = k.shape[2];
   int64_t d = q.shape[3], dv = v.shape[3];
-  float scale = static_cast<float>(op.getEffectiveScale());
+  Real scale = static_cast<Real>(op.getEffectiveScale());
   bool causal = op.getCausal();
-  std::vector<float> scores(sk);
+  std::vector<Real> scores(sk);
   for (int64_t h = 0; h < bh; ++h)
     for (int64_t i = 0; i < s; ++i) {
-      const float *pq = q.f.data() + (h * s + i) * d;
-      float mx = -std::numeric_limits<float>::infinity();
+      const Real *pq = q.f.data() + (h * s + i) * d;
+      Real mx = -std::numeric_limits<Real>::infinity();
       for (int64_t j = 0; j < sk; ++j) {
         if (!allowed(causal, i, j))
           continue;
-        const float *pk = k.f.data() + (h * sk + j) * d;
-        float dot = 0.0f;
+        const Real *pk = k.f.data() + (h * sk + j) * d;
+        Real dot = 0.0f;
         for (int64_t e = 0; e < d; ++e)
           dot += pq[e] * pk[e];
         scores[j] = scale * dot;
         mx = std::max(mx, scores[j]);
       }
-      float sum = 0.0f;
+      Real sum = 0.0f;
       for (int64_t j = 0; j < sk; ++j)
         if (allowed(causal, i, j))
           sum += std::exp(scores[j] - mx);
-      float *po = out.f.data() + (h * s + i) * dv;
+      Real *po = out.f.data() + (h * s + i) * dv;
       for (int64_t j = 0; j < sk; ++j) {
         if (!allowed(causal, i, j))
           continue;
-        float p = std::exp(scores[j] - mx) / sum;
-        const float *pv = v.f.data() + (h * sk + j) * dv;
+        Real p = std::exp(scores[j] - mx) / sum;
+        const Real *pv = v.f.data() + (h * sk + j) * dv;
         for (int64_t e = 0; e < dv; ++e)
           po[e] += p * pv[e];
       }
@@ -907,7 +955,8 @@ Interpreter::Results Interpreter::attention(AttentionOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::attentionGrad(AttentionGradOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::attentionGrad(AttentionGradOp op) {
   const Tensor &q = get(op.getQuery());
   const Tensor &k = get(op.getKey());
   const Tensor &v = get(op.getValue());
@@ -922,26 +971,26 @@ Interpreter::Results Interpreter::attentionGrad(AttentionGradOp op) {
   // The default 1/sqrt(D) in double, exactly as AttentionOp's
   // getEffectiveScale: an f32 1/sqrtf(D) differs in the last bit for D = 6,
   // 7, 24, ..., and the recomputed probabilities would then not match lse.
-  float scale = static_cast<float>(
+  Real scale = static_cast<Real>(
       scaleAttr ? scaleAttr->convertToDouble()
                 : 1.0 / std::sqrt(static_cast<double>(d)));
   bool causal = op.getCausal();
-  std::vector<float> p(sk), dp(sk);
+  std::vector<Real> p(sk), dp(sk);
   for (int64_t h = 0; h < bh; ++h)
     for (int64_t i = 0; i < s; ++i) {
-      const float *pq = q.f.data() + (h * s + i) * d;
-      const float *pdo = dout.f.data() + (h * s + i) * dvd;
-      float rowDot = 0.0f; // sum_j p_ij * dp_ij
+      const Real *pq = q.f.data() + (h * s + i) * d;
+      const Real *pdo = dout.f.data() + (h * s + i) * dvd;
+      Real rowDot = 0.0f; // sum_j p_ij * dp_ij
       for (int64_t j = 0; j < sk; ++j) {
         if (!allowed(causal, i, j))
           continue;
-        const float *pk = k.f.data() + (h * sk + j) * d;
-        const float *pv = v.f.data() + (h * sk + j) * dvd;
-        float dot = 0.0f;
+        const Real *pk = k.f.data() + (h * sk + j) * d;
+        const Real *pv = v.f.data() + (h * sk + j) * dvd;
+        Real dot = 0.0f;
         for (int64_t e = 0; e < d; ++e)
           dot += pq[e] * pk[e];
         p[j] = std::exp(scale * dot - lse.f[h * s + i]);
-        float g = 0.0f;
+        Real g = 0.0f;
         for (int64_t e = 0; e < dvd; ++e)
           g += pdo[e] * pv[e];
         dp[j] = g;
@@ -950,13 +999,13 @@ Interpreter::Results Interpreter::attentionGrad(AttentionGradOp op) {
       for (int64_t j = 0; j < sk; ++j) {
         if (!allowed(causal, i, j))
           continue;
-        const float *pk = k.f.data() + (h * sk + j) * d;
-        float *pdv = dv.f.data() + (h * sk + j) * dvd;
-        float *pdk = dk.f.data() + (h * sk + j) * d;
-        float *pdq = dq.f.data() + (h * s + i) * d;
+        const Real *pk = k.f.data() + (h * sk + j) * d;
+        Real *pdv = dv.f.data() + (h * sk + j) * dvd;
+        Real *pdk = dk.f.data() + (h * sk + j) * d;
+        Real *pdq = dq.f.data() + (h * s + i) * d;
         for (int64_t e = 0; e < dvd; ++e)
           pdv[e] += p[j] * pdo[e];
-        float ds = p[j] * (dp[j] - rowDot) * scale;
+        Real ds = p[j] * (dp[j] - rowDot) * scale;
         for (int64_t e = 0; e < d; ++e) {
           pdq[e] += ds * pk[e];
           pdk[e] += ds * pq[e];
@@ -977,7 +1026,8 @@ Interpreter::Results Interpreter::attentionGrad(AttentionGradOp op) {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::reshape(Operation *op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::reshape(Operation *op) {
   Tensor out = get(op->getOperand(0));
   auto shape = typeOf(op->getResult(0)).getShape();
   out.shape.assign(shape.begin(), shape.end());
@@ -985,7 +1035,8 @@ Interpreter::Results Interpreter::reshape(Operation *op) {
 }
 
 /// Copies element `src` of `in` to element `dst` of `out`.
-static void copyElement(const Tensor &in, int64_t src, Tensor &out,
+template <typename TensorT>
+static void copyElement(const TensorT &in, int64_t src, TensorT &out,
                         int64_t dst) {
   if (in.isFloat())
     out.f[dst] = in.f[src];
@@ -993,7 +1044,8 @@ static void copyElement(const Tensor &in, int64_t src, Tensor &out,
     out.i[dst] = in.i[src];
 }
 
-Interpreter::Results Interpreter::transpose(TransposeOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::transpose(TransposeOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   SmallVector<int64_t> inStrides = stridesOf(in.shape);
@@ -1006,7 +1058,8 @@ Interpreter::Results Interpreter::transpose(TransposeOp op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::broadcastTo(BroadcastToOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::broadcastTo(BroadcastToOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   std::array<SmallVector<int64_t>, 1> strides = {
@@ -1017,7 +1070,8 @@ Interpreter::Results Interpreter::broadcastTo(BroadcastToOp op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::slice(SliceOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::slice(SliceOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   SmallVector<int64_t> inStrides = stridesOf(in.shape);
@@ -1034,7 +1088,8 @@ Interpreter::Results Interpreter::slice(SliceOp op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::concat(ConcatOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::concat(ConcatOp op) {
   Tensor out = zerosLike(op.getResult());
   int64_t axis = static_cast<int64_t>(op.getAxis());
   AxisSplit os = splitAxis(out.shape, axis);
@@ -1056,26 +1111,27 @@ Interpreter::Results Interpreter::concat(ConcatOp op) {
 // Backward ops
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::activationGrad(Operation *op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::activationGrad(Operation *op) {
   const Tensor &x = get(op->getOperand(0));
   const Tensor &dy = get(op->getOperand(1));
   Tensor out = zerosLike(op->getResult(0));
   for (int64_t n = 0, e = x.numElements(); n < e; ++n) {
-    float v = x.f[n], g = dy.f[n], d = 0.0f;
+    Real v = x.f[n], g = dy.f[n], d = 0.0f;
     if (isa<ReluGradOp>(op)) {
       d = v > 0.0f ? 1.0f : 0.0f;
     } else if (isa<SiluGradOp>(op)) {
-      float sg = sigmoidf(v);
+      Real sg = sigmoidf(v);
       d = sg * (1.0f + v * (1.0f - sg));
     } else if (cast<GeluGradOp>(op).getApproximate() ==
                GeluApproximation::tanh) {
-      float u = kSqrt2OverPi * (v + kGeluCoeff * v * v * v);
-      float t = std::tanh(u);
-      float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCoeff * v * v);
+      Real u = Real(kSqrt2OverPi) * (v + Real(kGeluCoeff) * v * v * v);
+      Real t = std::tanh(u);
+      Real du = Real(kSqrt2OverPi) * (1.0f + 3.0f * Real(kGeluCoeff) * v * v);
       d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
     } else {
-      float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
-      float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+      Real cdf = 0.5f * (1.0f + std::erf(v * Real(kInvSqrt2)));
+      Real pdf = Real(kInvSqrt2Pi) * std::exp(-0.5f * v * v);
       d = cdf + v * pdf;
     }
     out.f[n] = g * d;
@@ -1084,7 +1140,8 @@ Interpreter::Results Interpreter::activationGrad(Operation *op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::softmaxGrad(Operation *op, int64_t axis,
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::softmaxGrad(Operation *op, int64_t axis,
                                               bool log) {
   const Tensor &y = get(op->getOperand(0));
   const Tensor &dy = get(op->getOperand(1));
@@ -1093,7 +1150,7 @@ Interpreter::Results Interpreter::softmaxGrad(Operation *op, int64_t axis,
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t r = 0; r < s.inner; ++r) {
       auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + r; };
-      float sum = 0.0f;
+      Real sum = 0.0f;
       for (int64_t j = 0; j < s.size; ++j)
         sum += log ? dy.f[idx(j)] : dy.f[idx(j)] * y.f[idx(j)];
       for (int64_t j = 0; j < s.size; ++j)
@@ -1104,7 +1161,8 @@ Interpreter::Results Interpreter::softmaxGrad(Operation *op, int64_t axis,
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::reduceMaxGrad(ReduceMaxGradOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::reduceMaxGrad(ReduceMaxGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &m = get(op.getOutput());
   const Tensor &dm = get(op.getGradOutput());
@@ -1118,7 +1176,7 @@ Interpreter::Results Interpreter::reduceMaxGrad(ReduceMaxGradOp op) {
   for (int64_t axis : axes)
     outStrides[axis] = 0;
   std::array<SmallVector<int64_t>, 1> strides = {outStrides};
-  std::vector<float> ties(m.numElements(), 0.0f);
+  std::vector<Real> ties(m.numElements(), 0.0f);
   forEachIndex<1>(x.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {
     if (x.f[n] == m.f[o[0]])
       ties[o[0]] += 1.0f;
@@ -1131,7 +1189,8 @@ Interpreter::Results Interpreter::reduceMaxGrad(ReduceMaxGradOp op) {
   return one(std::move(out));
 }
 
-Interpreter::Results Interpreter::layerNormGrad(LayerNormGradOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::layerNormGrad(LayerNormGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &mean = get(op.getMean());
@@ -1141,22 +1200,22 @@ Interpreter::Results Interpreter::layerNormGrad(LayerNormGradOp op) {
   Tensor dg = zerosLike(op.getGradGamma());
   Tensor db = zerosLike(op.getGradBeta());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
-  std::vector<float> dgAcc(d, 0.0f), dbAcc(d, 0.0f);
+  std::vector<Real> dgAcc(d, 0.0f), dbAcc(d, 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
-    float mu = mean.f[r], rs = rstd.f[r];
-    float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
+    Real mu = mean.f[r], rs = rstd.f[r];
+    Real sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
     for (int64_t j = 0; j < d; ++j) {
-      float xhat = (x.f[r * d + j] - mu) * rs;
-      float dxhat = dy.f[r * d + j] * g.f[j];
+      Real xhat = (x.f[r * d + j] - mu) * rs;
+      Real dxhat = dy.f[r * d + j] * g.f[j];
       sumDxhat += dxhat;
       sumDxhatXhat += dxhat * xhat;
       dgAcc[j] += dy.f[r * d + j] * xhat;
       dbAcc[j] += dy.f[r * d + j];
     }
-    float fd = static_cast<float>(d);
+    Real fd = static_cast<Real>(d);
     for (int64_t j = 0; j < d; ++j) {
-      float xhat = (x.f[r * d + j] - mu) * rs;
-      float dxhat = dy.f[r * d + j] * g.f[j];
+      Real xhat = (x.f[r * d + j] - mu) * rs;
+      Real dxhat = dy.f[r * d + j] * g.f[j];
       dx.f[r * d + j] = rs * (dxhat - sumDxhat / fd - xhat * sumDxhatXhat / fd);
     }
   }
@@ -1172,7 +1231,8 @@ Interpreter::Results Interpreter::layerNormGrad(LayerNormGradOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::rmsNormGrad(RmsNormGradOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::rmsNormGrad(RmsNormGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &rstd = get(op.getRstd());
@@ -1180,20 +1240,20 @@ Interpreter::Results Interpreter::rmsNormGrad(RmsNormGradOp op) {
   Tensor dx = zerosLike(op.getGradInput());
   Tensor dg = zerosLike(op.getGradGamma());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
-  std::vector<float> dgAcc(d, 0.0f);
+  std::vector<Real> dgAcc(d, 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
-    float rs = rstd.f[r];
-    float sumDxhatXhat = 0.0f;
+    Real rs = rstd.f[r];
+    Real sumDxhatXhat = 0.0f;
     for (int64_t j = 0; j < d; ++j) {
-      float xhat = x.f[r * d + j] * rs;
-      float dxhat = dy.f[r * d + j] * g.f[j];
+      Real xhat = x.f[r * d + j] * rs;
+      Real dxhat = dy.f[r * d + j] * g.f[j];
       sumDxhatXhat += dxhat * xhat;
       dgAcc[j] += dy.f[r * d + j] * xhat;
     }
-    float fd = static_cast<float>(d);
+    Real fd = static_cast<Real>(d);
     for (int64_t j = 0; j < d; ++j) {
-      float xhat = x.f[r * d + j] * rs;
-      float dxhat = dy.f[r * d + j] * g.f[j];
+      Real xhat = x.f[r * d + j] * rs;
+      Real dxhat = dy.f[r * d + j] * g.f[j];
       dx.f[r * d + j] = rs * (dxhat - xhat * sumDxhatXhat / fd);
     }
   }
@@ -1206,7 +1266,8 @@ Interpreter::Results Interpreter::rmsNormGrad(RmsNormGradOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::embeddingGrad(EmbeddingGradOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::embeddingGrad(EmbeddingGradOp op) {
   const Tensor &idx = get(op.getIndices());
   const Tensor &dy = get(op.getGradOutput());
   Tensor out = zerosLike(op.getResult());
@@ -1225,7 +1286,8 @@ Interpreter::Results Interpreter::embeddingGrad(EmbeddingGradOp op) {
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-Interpreter::Results Interpreter::adamw(AdamWOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::adamw(AdamWOp op) {
   Tensor p = get(op.getParam());
   const Tensor &g = get(op.getGrad());
   Tensor m = get(op.getExpAvg());
@@ -1241,20 +1303,20 @@ Interpreter::Results Interpreter::adamw(AdamWOp op) {
   double eps = op.getEps().convertToDouble();
   double wd = op.getWeightDecay().convertToDouble();
   // Scalars in double, as PyTorch computes them on the host; elements in f32.
-  float decay = static_cast<float>(1.0 - lr * wd);
-  float bc1 = static_cast<float>(1.0 - std::pow(b1, t));
-  float bc2 = static_cast<float>(1.0 - std::pow(b2, t));
-  float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
-  // 1 - beta in double: 1.0f - float(0.999) is 0.00099998713, 1.3e-5 off.
-  float omb1 = static_cast<float>(1.0 - b1);
-  float omb2 = static_cast<float>(1.0 - b2);
-  float flr = static_cast<float>(lr), feps = static_cast<float>(eps);
+  Real decay = static_cast<Real>(1.0 - lr * wd);
+  Real bc1 = static_cast<Real>(1.0 - std::pow(b1, t));
+  Real bc2 = static_cast<Real>(1.0 - std::pow(b2, t));
+  Real fb1 = static_cast<Real>(b1), fb2 = static_cast<Real>(b2);
+  // 1 - beta in double: 1.0f - Real(0.999) is 0.00099998713, 1.3e-5 off.
+  Real omb1 = static_cast<Real>(1.0 - b1);
+  Real omb2 = static_cast<Real>(1.0 - b2);
+  Real flr = static_cast<Real>(lr), feps = static_cast<Real>(eps);
   for (int64_t n = 0, e = p.numElements(); n < e; ++n) {
-    float gi = g.f[n];
-    float pi = p.f[n] * decay;
-    float mi = fb1 * m.f[n] + omb1 * gi;
-    float vi = fb2 * v.f[n] + omb2 * gi * gi;
-    float mhat = mi / bc1, vhat = vi / bc2;
+    Real gi = g.f[n];
+    Real pi = p.f[n] * decay;
+    Real mi = fb1 * m.f[n] + omb1 * gi;
+    Real vi = fb2 * v.f[n] + omb2 * gi * gi;
+    Real mhat = mi / bc1, vhat = vi / bc2;
     p.f[n] = pi - flr * mhat / (std::sqrt(vhat) + feps);
     m.f[n] = mi;
     v.f[n] = vi;
@@ -1269,23 +1331,24 @@ Interpreter::Results Interpreter::adamw(AdamWOp op) {
   return res;
 }
 
-Interpreter::Results Interpreter::sgd(SgdOp op) {
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::sgd(SgdOp op) {
   Tensor p = get(op.getParam());
   const Tensor &g = get(op.getGrad());
-  float lr = static_cast<float>(op.getLr().convertToDouble());
-  float mom = static_cast<float>(op.getMomentum().convertToDouble());
+  Real lr = static_cast<Real>(op.getLr().convertToDouble());
+  Real mom = static_cast<Real>(op.getMomentum().convertToDouble());
   // 1 - dampening in double, as PyTorch computes it on the host.
-  float keep =
-      static_cast<float>(1.0 - op.getDampening().convertToDouble());
-  float wd = static_cast<float>(op.getWeightDecay().convertToDouble());
+  Real keep =
+      static_cast<Real>(1.0 - op.getDampening().convertToDouble());
+  Real wd = static_cast<Real>(op.getWeightDecay().convertToDouble());
   bool nesterov = op.getNesterov();
   std::optional<Tensor> buf;
   if (op.getMomentumBuffer())
     buf = get(op.getMomentumBuffer());
   for (int64_t n = 0, e = p.numElements(); n < e; ++n) {
-    float gi = g.f[n] + wd * p.f[n];
+    Real gi = g.f[n] + wd * p.f[n];
     if (buf) {
-      float b = mom * buf->f[n] + keep * gi;
+      Real b = mom * buf->f[n] + keep * gi;
       buf->f[n] = b;
       gi = nesterov ? gi + mom * b : b;
     }
@@ -1307,7 +1370,12 @@ Interpreter::Results Interpreter::sgd(SgdOp op) {
 
 FailureOr<SmallVector<Tensor>>
 mlir::mw::eval::evaluate(FunctionOpInterface func, ArrayRef<Tensor> args) {
-  return Interpreter(func).run(args);
+  return Interpreter<float>(func).run(args);
+}
+
+FailureOr<SmallVector<Tensor64>>
+mlir::mw::eval::evaluate64(FunctionOpInterface func, ArrayRef<Tensor64> args) {
+  return Interpreter<double>(func).run(args);
 }
 
 std::string mlir::mw::eval::argumentName(FunctionOpInterface func,

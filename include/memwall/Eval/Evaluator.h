@@ -45,17 +45,19 @@ float halfBitsToFloat(uint16_t bits);
 uint16_t floatToBFloatBits(float value);
 float bfloatBitsToFloat(uint16_t bits);
 
-/// A dense row-major tensor value. Floating-point elements live in `f` as f32
-/// (already rounded to `kind`), integer elements in `i` as int64 (already
-/// wrapped to `kind`).
-struct Tensor {
+/// A dense row-major tensor value. Floating-point elements live in `f` as
+/// `Real` (already rounded to `kind` when Real is float), integer elements in
+/// `i` as int64 (already wrapped to `kind`). `Tensor` (Real = float) is the
+/// evaluator proper; `Tensor64` serves the f64 mode of evaluate64.
+template <typename Real>
+struct BasicTensor {
   ElemKind kind = ElemKind::F32;
   llvm::SmallVector<int64_t> shape;
-  std::vector<float> f;
+  std::vector<Real> f;
   std::vector<int64_t> i;
 
   /// A zero tensor.
-  static Tensor zeros(ElemKind kind, llvm::ArrayRef<int64_t> shape);
+  static BasicTensor zeros(ElemKind kind, llvm::ArrayRef<int64_t> shape);
   int64_t numElements() const;
   bool isFloat() const { return isFloatKind(kind); }
   /// Element `n` as a double, whatever the kind.
@@ -67,6 +69,11 @@ struct Tensor {
   /// "tensor<2x3xf32>".
   std::string typeString() const;
 };
+using Tensor = BasicTensor<float>;
+using Tensor64 = BasicTensor<double>;
+
+/// The same tensor with f64 storage (exact).
+Tensor64 widen(const Tensor &t);
 
 /// Evaluates `func` on `args`, one per function argument, each of the
 /// argument's type. On success returns one tensor per result. On failure (a
@@ -74,6 +81,13 @@ struct Tensor {
 /// an error at the failing op's location and returns failure.
 FailureOr<llvm::SmallVector<Tensor>> evaluate(FunctionOpInterface func,
                                               llvm::ArrayRef<Tensor> args);
+
+/// evaluate() with every floating-point op computed in double and f32 values
+/// never rounded to float (f16 and bf16 still round to their type). Not the
+/// reference semantics: a numerical instrument for finite-difference checks,
+/// whose differences of nearby losses f32 rounding noise would swamp.
+FailureOr<llvm::SmallVector<Tensor64>>
+evaluate64(FunctionOpInterface func, llvm::ArrayRef<Tensor64> args);
 
 /// The name of argument `index`: its `mw.name`, else "argN".
 std::string argumentName(FunctionOpInterface func, unsigned index);
