@@ -13,6 +13,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,7 +42,74 @@ struct FunctionReport {
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   int64_t naiveActivationBytes = 0;
+  int64_t gradBytes = 0;
+  int64_t optimizerStateBytes = 0;
+  int64_t savedActivationBytes = 0;
+  /// Bytes per element type of params, gradients, optimizer state and saved
+  /// activations.
+  llvm::MapVector<StringRef, std::map<std::string, int64_t>> bytesByDtype;
 };
+
+std::string dtypeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  cast<ShapedType>(type).getElementType().print(os);
+  return s;
+}
+
+/// The step's loss: the rank-0 float result with role output (named "loss"
+/// when several qualify).
+Value findLoss(FunctionOpInterface func) {
+  Operation *ret = func.getFunctionBody().front().getTerminator();
+  Value best;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto role = dyn_cast_or_null<RoleAttr>(
+        func.getResultAttr(i, MWDialect::kRoleAttrName));
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+    if (!role || role.getValue() != Role::output || !type ||
+        type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
+      continue;
+    auto name = dyn_cast_or_null<StringAttr>(
+        func.getResultAttr(i, MWDialect::kNameAttrName));
+    if (!best || (name && name.getValue() == "loss"))
+      best = ret->getOperand(i);
+  }
+  return best;
+}
+
+/// Values the backward pass needs from the forward pass: results of the ops
+/// the loss depends on that are used by other ops (the backward pass and the
+/// optimizer), function arguments excluded.
+void countSavedActivations(FunctionOpInterface func, FunctionReport &r) {
+  Value loss = func.getFunctionBody().hasOneBlock() ? findLoss(func) : Value();
+  if (!loss || !loss.getDefiningOp())
+    return;
+  llvm::SmallPtrSet<Operation *, 32> forward;
+  SmallVector<Operation *> work{loss.getDefiningOp()};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        work.push_back(def);
+  }
+  for (Operation &op : func.getFunctionBody().front()) {
+    if (!forward.contains(&op))
+      continue;
+    for (Value v : op.getResults()) {
+      bool usedLater = llvm::any_of(v.getUsers(), [&](Operation *user) {
+        return !forward.contains(user) &&
+               !user->hasTrait<mlir::OpTrait::IsTerminator>();
+      });
+      if (!usedLater)
+        continue;
+      int64_t bytes = mw::detail::tensorBytes(v.getType());
+      r.savedActivationBytes += bytes;
+      r.bytesByDtype["saved_activation"][dtypeName(v.getType())] += bytes;
+    }
+  }
+}
 
 StringRef roleName(DictionaryAttr attrs) {
   if (attrs)
@@ -78,12 +148,22 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
       r.paramCount += mw::detail::numElements(type);
       r.paramBytes += bytes;
     }
+    if (role == "optimizer_state")
+      r.optimizerStateBytes += bytes;
+    if (role == "grad")
+      r.gradBytes += bytes;
+    if (role == "param" || role == "optimizer_state" || role == "grad")
+      r.bytesByDtype[role][dtypeName(type)] += bytes;
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     if (failed(checkStatic(type, loc, "result #" + Twine(i))))
       return failure();
-    r.resultBytes[roleName(func.getResultAttrDict(i))] +=
-        mw::detail::tensorBytes(type);
+    StringRef role = roleName(func.getResultAttrDict(i));
+    r.resultBytes[role] += mw::detail::tensorBytes(type);
+    if (role == "grad") {
+      r.gradBytes += mw::detail::tensorBytes(type);
+      r.bytesByDtype["grad"][dtypeName(type)] += mw::detail::tensorBytes(type);
+    }
   }
 
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
@@ -97,6 +177,15 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
         return WalkResult::interrupt();
       r.naiveActivationBytes += mw::detail::tensorBytes(type);
     }
+    // Gradients the step computes are what its optimizer updates consume.
+    Value grad = isa<AdamWOp>(op)  ? cast<AdamWOp>(op).getGrad()
+                 : isa<SgdOp>(op) ? cast<SgdOp>(op).getGrad()
+                                  : Value();
+    if (grad) {
+      r.gradBytes += mw::detail::tensorBytes(grad.getType());
+      r.bytesByDtype["grad"][dtypeName(grad.getType())] +=
+          mw::detail::tensorBytes(grad.getType());
+    }
     if (auto cost = dyn_cast<CostOpInterface>(op)) {
       r.flops += cost.getFlops();
       r.bytesRead += cost.getBytesRead();
@@ -106,6 +195,7 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   });
   if (walk.wasInterrupted())
     return failure();
+  countSavedActivations(func, r);
   return r;
 }
 
@@ -163,6 +253,20 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     os << llvm::formatv("  {0,-24}{1} ({2})\n", "naive activations",
                         r.naiveActivationBytes,
                         humanBytes(r.naiveActivationBytes));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "gradients", r.gradBytes,
+                        humanBytes(r.gradBytes));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "optimizer state",
+                        r.optimizerStateBytes,
+                        humanBytes(r.optimizerStateBytes));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "saved activations",
+                        r.savedActivationBytes,
+                        humanBytes(r.savedActivationBytes));
+    for (auto &[what, byType] : r.bytesByDtype) {
+      os << "  " << what << " by dtype:";
+      for (auto &[dtype, bytes] : byType)
+        os << " " << dtype << " " << humanBytes(bytes);
+      os << "\n";
+    }
   }
 }
 
@@ -188,6 +292,16 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
           j.attribute("bytes_read", r.bytesRead);
           j.attribute("bytes_written", r.bytesWritten);
           j.attribute("naive_activation_bytes", r.naiveActivationBytes);
+          j.attribute("grad_bytes", r.gradBytes);
+          j.attribute("optimizer_state_bytes", r.optimizerStateBytes);
+          j.attribute("saved_activation_bytes", r.savedActivationBytes);
+          j.attributeObject("bytes_by_dtype", [&] {
+            for (auto &[what, byType] : r.bytesByDtype)
+              j.attributeObject(what, [&] {
+                for (auto &[dtype, bytes] : byType)
+                  j.attribute(dtype, bytes);
+              });
+          });
         });
       }
     });

@@ -23,7 +23,15 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     - `flops`, `bytes_read`, `bytes_written`: sums of CostOpInterface over the
       ops that implement it;
     - `naive_activation_bytes`: the bytes of every op result, i.e. what an
-      execution that materializes and keeps every intermediate would hold.
+      execution that materializes and keeps every intermediate would hold;
+    - `grad_bytes`: gradients the step computes for its optimizer (the `grad`
+      operands of mw.adamw / mw.sgd) plus `grad`-role arguments and results;
+    - `optimizer_state_bytes`: `optimizer_state` arguments;
+    - `saved_activation_bytes`: what the backward pass needs from the
+      forward pass: results of the ops the loss depends on that other ops
+      (backward, optimizer) use, arguments excluded;
+    - `bytes_by_dtype`: the params, gradients, optimizer state and saved
+      activations split by element type.
 
     The IR is left unchanged. The text form is for people; the JSON form has a
     stable key per figure:
