@@ -20,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -48,10 +49,12 @@ static cl::opt<std::string>
           cl::desc("Function to evaluate (default: the module's only "
                    "function with a body)"),
           cl::value_desc("NAME"), cl::cat(category));
-static cl::opt<std::string>
-    inputsFile("inputs",
-               cl::desc("Bind arguments by name from this safetensors file"),
-               cl::value_desc("FILE"), cl::cat(category));
+static cl::list<std::string> inputsFiles(
+    "inputs",
+    cl::desc("Bind arguments by name from this safetensors file; may be "
+             "repeated (e.g. a batch and the state a previous step wrote), a "
+             "name in several files takes its value from the last"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<uint64_t> randomSeed(
     "random-inputs",
     cl::desc("Fill every argument deterministically from SEED: floats "
@@ -299,10 +302,22 @@ static LogicalResult checkUniqueNames(ArrayRef<std::string> names,
 }
 
 static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
-  mwrt::SafeTensors file;
-  std::string error;
-  if (!mwrt::readSafeTensors(inputsFile, file, error))
-    return fail(error);
+  // Read every file first; each tensor name maps to the last file having it.
+  std::vector<mwrt::SafeTensors> files(inputsFiles.size());
+  llvm::StringMap<unsigned> source;
+  for (auto [k, path] : llvm::enumerate(inputsFiles)) {
+    std::string error;
+    if (!mwrt::readSafeTensors(path, files[k], error))
+      return fail(error);
+    for (const std::string &name : files[k].names())
+      source[name] = k;
+  }
+  auto fileList = [&] {
+    std::string s;
+    for (auto [k, path] : llvm::enumerate(inputsFiles))
+      s += (k ? ", " : "") + path;
+    return s;
+  };
   SmallVector<Tensor> args;
   llvm::StringSet<> used;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -311,10 +326,12 @@ static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
     std::string name = argumentName(func, i);
     std::string expected = std::string(elemKindName(kind)) + " " +
                            shapeString(type.getShape());
-    const mwrt::TensorData *d = file.find(name);
-    if (!d)
+    auto it = source.find(name);
+    if (it == source.end())
       return fail("missing input '" + name + "' (argument #" + Twine(i) +
-                  ", " + expected + ") in " + inputsFile);
+                  ", " + expected + ") in " + fileList());
+    const std::string &path = inputsFiles[it->second];
+    const mwrt::TensorData *d = files[it->second].find(name);
     used.insert(name);
     std::optional<ElemKind> got = fromDType(d->dtype);
     std::string have = std::string(mwrt::dtypeName(d->dtype)) + " " +
@@ -322,14 +339,15 @@ static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
     if (!got || *got != kind || d->shape != std::vector<int64_t>(
                                                 type.getShape().begin(),
                                                 type.getShape().end()))
-      return fail("input '" + name + "' in " + inputsFile + " is " + have +
+      return fail("input '" + name + "' in " + path + " is " + have +
                   ", but argument #" + Twine(i) + " is " + expected);
     args.push_back(fromTensorData(*d, kind));
   }
-  for (const std::string &name : file.names())
-    if (!used.contains(name))
-      llvm::errs() << "mw-eval: note: ignoring '" << name << "' in "
-                   << inputsFile << ": no argument has that name\n";
+  for (auto [k, file] : llvm::enumerate(files))
+    for (const std::string &name : file.names())
+      if (!used.contains(name))
+        llvm::errs() << "mw-eval: note: ignoring '" << name << "' in "
+                     << inputsFiles[k] << ": no argument has that name\n";
   return args;
 }
 
@@ -359,7 +377,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "mw-eval: run an mw function with Memwall's reference evaluator\n");
 
-  if (!inputsFile.empty() && randomSeed.getNumOccurrences())
+  if (!inputsFiles.empty() && randomSeed.getNumOccurrences())
     return exitWithError("--inputs and --random-inputs are exclusive");
 
   DialectRegistry registry;
@@ -386,14 +404,14 @@ int main(int argc, char **argv) {
   for (unsigned i = 0, e = func->getNumArguments(); i < e; ++i)
     argNames.push_back(argumentName(*func, i));
   // Before evaluating, so that a clash fails fast and writes nothing.
-  if ((!inputsFile.empty() || !saveInputsFile.empty()) &&
+  if ((!inputsFiles.empty() || !saveInputsFile.empty()) &&
       failed(checkUniqueNames(argNames, "argument")))
     return 1;
   if (!outputsFile.empty() && failed(checkUniqueNames(resultNames, "result")))
     return 1;
 
   SmallVector<Tensor> args;
-  if (!inputsFile.empty()) {
+  if (!inputsFiles.empty()) {
     FailureOr<SmallVector<Tensor>> loaded = loadInputs(*func);
     if (failed(loaded))
       return 1;
