@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -359,6 +360,9 @@ private:
   Results embeddingGrad(EmbeddingGradOp op);
   Results adamw(AdamWOp op);
   Results sgd(SgdOp op);
+  Results foundInf(FoundInfOp op);
+  Results select(SelectOp op);
+  Results lossScaleUpdate(LossScaleUpdateOp op);
 
   /// Checks that integer `index` lies in [0, bound).
   LogicalResult checkIndex(Operation *op, StringRef what, int64_t index,
@@ -469,6 +473,9 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       .Case([&](EmbeddingGradOp o) { return embeddingGrad(o); })
       .Case([&](AdamWOp o) { return adamw(o); })
       .Case([&](SgdOp o) { return sgd(o); })
+      .Case([&](FoundInfOp o) { return foundInf(o); })
+      .Case([&](SelectOp o) { return select(o); })
+      .Case([&](LossScaleUpdateOp o) { return lossScaleUpdate(o); })
       .Default([&](Operation *o) -> Results {
         return o->emitError("the evaluator does not support '")
                << o->getName() << "'";
@@ -1365,6 +1372,87 @@ typename Interpreter<Real>::Results Interpreter<Real>::sgd(SgdOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+template <typename Real>
+typename Interpreter<Real>::Results
+Interpreter<Real>::foundInf(FoundInfOp op) {
+  bool found = false;
+  for (Value in : op.getInputs())
+    for (Real x : get(in).f)
+      found |= !std::isfinite(x);
+  Tensor out = zerosLike(op.getResult());
+  out.f[0] = found ? Real(1) : Real(0);
+  return one(std::move(out));
+}
+
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::select(SelectOp op) {
+  // NaN is != 0, so a NaN flag selects the true value.
+  bool cond = get(op.getCondition()).f[0] != Real(0);
+  return one(get(cond ? op.getTrueValue() : op.getFalseValue()));
+}
+
+/// `a` modulo `m` (m >= 1) in [0, m), as Python's % computes it.
+static int64_t floorMod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+template <typename Real>
+typename Interpreter<Real>::Results
+Interpreter<Real>::lossScaleUpdate(LossScaleUpdateOp op) {
+  // DeepSpeed's DynamicLossScaler.update_scale, line by line. The scale is a
+  // Python float there: compute in double, store as f32 (saturating, since
+  // an infinite scale could never come back down). Counters wrap like
+  // machine integers instead of growing like Python's.
+  bool overflow = get(op.getOverflow()).f[0] != Real(0);
+  double scale = static_cast<double>(get(op.getScale()).f[0]);
+  int64_t iter = get(op.getIter()).i[0];
+  int64_t last = get(op.getLastOverflow()).i[0];
+  int64_t hyst = get(op.getCurHysteresis()).i[0];
+  int64_t window = static_cast<int64_t>(op.getWindow());
+  int64_t delayedShift = static_cast<int64_t>(op.getHysteresis());
+  double minScale = op.getMinScale().convertToDouble();
+  double factor = op.getFactor().convertToDouble();
+  auto wrapAdd = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  };
+  if (overflow) {
+    if (delayedShift == 1 || hyst == 1) {
+      double halved = scale / factor;
+      scale = minScale > halved ? minScale : halved; // Python's max(halved, min)
+    } else {
+      hyst = wrapAdd(hyst, -1);
+    }
+    last = iter;
+  } else if (floorMod(iter, window) == floorMod(last, window)) {
+    // (iter - last) % window == 0 without forming a difference that could
+    // overflow.
+    hyst = delayedShift;
+    scale *= factor;
+  }
+  iter = wrapAdd(iter, 1);
+  const double maxF32 = std::numeric_limits<float>::max();
+  if (std::abs(scale) > maxF32)
+    scale = std::copysign(maxF32, scale);
+
+  SmallVector<Tensor> res;
+  Tensor s = zerosLike(op.getNewScale());
+  s.f[0] = static_cast<Real>(scale);
+  res.push_back(std::move(s));
+  for (auto [v, x] : llvm::zip(op->getResults().drop_front(),
+                               std::array<int64_t, 3>{iter, last, hyst})) {
+    Tensor t = zerosLike(v);
+    t.i[0] = x;
+    res.push_back(std::move(t));
+  }
+  return res;
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
 
@@ -1429,6 +1517,37 @@ static bool isAdamStep(Value v) {
   });
 }
 
+/// DeepSpeed's initial loss scale, 2^16.
+static constexpr double kInitialLossScale = 65536.0;
+
+/// The fresh value of a dynamic loss-scaling state argument: one that an
+/// mw.loss_scale_update uses directly as its scale, iter, last_overflow or
+/// cur_hysteresis operand, or else one named like the states --mw-autodiff
+/// creates (`loss_scale.scale`, ...). std::nullopt for other arguments.
+static std::optional<double> lossScaleInitialValue(Value arg, StringRef name) {
+  if (arg)
+    for (OpOperand &use : arg.getUses()) {
+      auto update = dyn_cast<LossScaleUpdateOp>(use.getOwner());
+      if (!update)
+        continue;
+      if (&use == &update.getScaleMutable())
+        return kInitialLossScale;
+      if (&use == &update.getIterMutable())
+        return 0.0;
+      if (&use == &update.getLastOverflowMutable())
+        return -1.0;
+      if (&use == &update.getCurHysteresisMutable())
+        return static_cast<double>(
+            static_cast<int64_t>(update.getHysteresis()));
+    }
+  return llvm::StringSwitch<std::optional<double>>(name)
+      .Case("loss_scale.scale", kInitialLossScale)
+      .Case("loss_scale.iter", 0.0)
+      .Case("loss_scale.last_overflow", -1.0)
+      .Case("loss_scale.hysteresis", 2.0)
+      .Default(std::nullopt);
+}
+
 SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
                                                  uint64_t seed) {
   // A fixed generator and our own Box-Muller: std::normal_distribution's
@@ -1449,7 +1568,14 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
                              type.getShape());
     Value arg = body.empty() ? Value() : body.getArgument(i);
     auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
-    if (role && role.getValue() == Role::optimizer_state) {
+    if (std::optional<double> v =
+            lossScaleInitialValue(arg, argumentName(func, i))) {
+      // Dynamic loss scaling before its first step (DeepSpeed's defaults).
+      if (t.isFloat())
+        std::fill(t.f.begin(), t.f.end(), static_cast<float>(*v));
+      else
+        std::fill(t.i.begin(), t.i.end(), static_cast<int64_t>(*v));
+    } else if (role && role.getValue() == Role::optimizer_state) {
       // Fresh optimizer state, as before the first step: zero moments,
       // buffers and step counters (random second moments would be negative).
     } else if (arg && isAdamStep(arg)) {

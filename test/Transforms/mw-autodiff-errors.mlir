@@ -6,6 +6,10 @@
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=bf16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="nesterov=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NESTEROV
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="step-name=forward" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=fp16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP16
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=fp16 loss-scale-window=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WINDOW
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=fp16 loss-scale-hysteresis=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HYST
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=fp16 loss-scale-min=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MIN
 
 // OPT: error: mw-autodiff: unknown optimizer 'lamb' (expected adamw or sgd)
 // PREC: error: mw-autodiff: unknown precision 'fp8' (expected fp32, bf16 or fp16)
@@ -14,6 +18,10 @@
 // BF16: error: mw-autodiff: parameter 'fc.weight' has type 'tensor<8x4xf32>' but precision=bf16 computes in 'bf16'; generate the forward function in the compute type (mw-models --dtype)
 // NESTEROV: error: mw-autodiff: nesterov needs optimizer=sgd and a non-zero momentum
 // NAME: error: mw-autodiff: the module already has a symbol @forward (set step-name=NAME)
+// FP16: error: mw-autodiff: parameter 'fc.weight' has type 'tensor<8x4xf32>' but precision=fp16 computes in 'f16'; generate the forward function in the compute type (mw-models --dtype)
+// WINDOW: error: mw-autodiff: loss-scale-window must be >= 1, got 0
+// HYST: error: mw-autodiff: loss-scale-hysteresis must be >= 1, got 0
+// MIN: error: mw-autodiff: loss-scale-min must be finite and positive
 
 // expected-error@+1 {{mw-autodiff: @forward must return one rank-0 float tensor (the loss), but returns 'tensor<4xf32>'}}
 func.func @forward(%p: tensor<4xf32> {mw.role = #mw.role<param>}) -> tensor<4xf32> {

@@ -6,7 +6,9 @@
 //   finite differences of the forward loss (computed in the evaluator's f64
 //   mode, where f32 rounding noise does not swamp the differences);
 // - 50 AdamW steps of gpt2-tiny on a learnable sequence halve the loss;
-// - gradient accumulation matches one big batch; bf16 steps keep f32 masters.
+// - gradient accumulation matches one big batch; bf16 steps keep f32 masters;
+// - fp16 steps learn with dynamic loss scaling, and an overflowing step
+//   leaves the params and optimizer state untouched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace mlir;
@@ -239,6 +242,172 @@ TEST_F(AutodiffTest, Bf16StepKeepsF32MastersAndLearns) {
   SmallVector<double> losses = train(step, args, 30);
   ASSERT_EQ(losses.size(), 30u);
   EXPECT_LT(losses.back(), losses.front() * 0.75);
+}
+
+/// gpt2-tiny written in f16 and its fp16 AdamW step.
+Step buildFp16Step(MLIRContext &ctx) {
+  std::optional<ModelConfig> config = lookupPreset("gpt2-tiny");
+  config->dtype = DType::F16;
+  FailureOr<OwningOpRef<ModuleOp>> built = buildModel(ctx, *config);
+  EXPECT_TRUE(succeeded(built));
+  MwAutodiffOptions options;
+  options.precision = "fp16";
+  options.lr = 1e-2;
+  PassManager pm(&ctx);
+  pm.addPass(createMwAutodiff(options));
+  EXPECT_TRUE(succeeded(pm.run(**built)));
+  Step s;
+  s.module = std::move(*built);
+  s.forward = s.module->lookupSymbol<func::FuncOp>("forward");
+  s.step = s.module->lookupSymbol<func::FuncOp>("train_step");
+  return s;
+}
+
+constexpr const char *kLossScaleState[] = {
+    "loss_scale.scale", "loss_scale.iter", "loss_scale.last_overflow",
+    "loss_scale.hysteresis"};
+
+TEST_F(AutodiffTest, Fp16StepSignatureHasLossScaleState) {
+  Step s = buildFp16Step(ctx);
+  ASSERT_TRUE(s.step);
+  // The four states follow the optimizer's (after optimizer.step), as
+  // arguments and as results of the same names, types and role.
+  int step = argIndex(s.step, "optimizer.step");
+  ASSERT_GE(step, 0);
+  for (auto [n, name] : llvm::enumerate(kLossScaleState)) {
+    SCOPED_TRACE(name);
+    int arg = argIndex(s.step, name);
+    EXPECT_EQ(arg, step + 1 + static_cast<int>(n));
+    ASSERT_GE(arg, 0);
+    Type type = s.step.getArgumentTypes()[arg];
+    auto t = cast<RankedTensorType>(type);
+    EXPECT_EQ(t.getRank(), 0);
+    if (n == 0) {
+      EXPECT_TRUE(t.getElementType().isF32());
+    } else {
+      EXPECT_TRUE(t.getElementType().isSignlessInteger(64));
+    }
+    auto role = s.step.getArgAttrOfType<RoleAttr>(arg, "mw.role");
+    ASSERT_TRUE(role);
+    EXPECT_EQ(role.getValue(), Role::optimizer_state);
+    // Results: the loss, then the params and state in argument order.
+    unsigned res = 1 + arg;
+    ASSERT_LT(res, s.step.getNumResults());
+    EXPECT_EQ(resultName(s.step, res), name);
+    EXPECT_EQ(s.step.getResultTypes()[res], type);
+    auto resRole = s.step.getResultAttrOfType<RoleAttr>(res, "mw.role");
+    ASSERT_TRUE(resRole);
+    EXPECT_EQ(resRole.getValue(), Role::optimizer_state);
+  }
+  // Master weights and optimizer state stay f32.
+  for (unsigned i = 0; i < s.step.getNumArguments(); ++i) {
+    auto t = cast<RankedTensorType>(s.step.getArgumentTypes()[i]);
+    if (isa<FloatType>(t.getElementType())) {
+      EXPECT_TRUE(t.getElementType().isF32()) << argumentName(s.step, i);
+    }
+  }
+}
+
+TEST_F(AutodiffTest, Fp16StepLearnsGpt2Tiny) {
+  Step s = buildFp16Step(ctx);
+  ASSERT_TRUE(s.step);
+  // mw-eval's random inputs start the loss scaling at DeepSpeed's state.
+  SmallVector<Tensor> args = randomInputs(s.step, /*seed=*/3);
+  EXPECT_EQ(args[argIndex(s.step, "loss_scale.scale")].f[0], 65536.0f);
+  EXPECT_EQ(args[argIndex(s.step, "loss_scale.last_overflow")].i[0], -1);
+  EXPECT_EQ(args[argIndex(s.step, "loss_scale.hysteresis")].i[0], 2);
+  fillLearnableSequence(s.step, args);
+  const int steps = 20;
+  SmallVector<Tensor> state = args;
+  SmallVector<double> losses;
+  int skipped = 0;
+  unsigned numState = s.step.getNumResults() - 1;
+  int stepIdx = argIndex(s.step, "optimizer.step");
+  for (int k = 0; k < steps; ++k) {
+    FailureOr<SmallVector<Tensor>> out = evaluate(s.step, state);
+    ASSERT_TRUE(succeeded(out));
+    losses.push_back((*out)[0].f[0]);
+    // A skipped step does not advance AdamW's counter.
+    if ((*out)[1 + stepIdx].i[0] == state[stepIdx].i[0])
+      ++skipped;
+    for (unsigned r = 0; r < numState; ++r)
+      state[r] = (*out)[1 + r];
+  }
+  EXPECT_EQ(state[argIndex(s.step, "loss_scale.iter")].i[0], steps);
+  EXPECT_EQ(state[stepIdx].i[0], steps - skipped);
+  EXPECT_LT(skipped, steps / 2);
+  // Far from a window of 1000 clean steps the scale never grows: the first
+  // overflow uses up the hysteresis, each later one halves the scale.
+  float expectedScale =
+      skipped == 0 ? 65536.0f : std::ldexp(65536.0f, -(skipped - 1));
+  EXPECT_EQ(state[argIndex(s.step, "loss_scale.scale")].f[0], expectedScale);
+  EXPECT_LT(losses.back(), losses.front() * 0.75)
+      << "first " << losses.front() << ", last " << losses.back();
+  RecordProperty("first_loss", std::to_string(losses.front()));
+  RecordProperty("last_loss", std::to_string(losses.back()));
+  RecordProperty("skipped_steps", std::to_string(skipped));
+  RecordProperty("final_scale",
+                 std::to_string(state[argIndex(s.step, "loss_scale.scale")].f[0]));
+}
+
+TEST_F(AutodiffTest, Fp16OverflowSkipsTheStep) {
+  Step s = buildFp16Step(ctx);
+  ASSERT_TRUE(s.step);
+  SmallVector<Tensor> args = randomInputs(s.step, /*seed=*/3);
+  fillLearnableSequence(s.step, args);
+  // Two ordinary steps first, so that the moments are not zero.
+  unsigned numState = s.step.getNumResults() - 1;
+  for (int k = 0; k < 2; ++k) {
+    FailureOr<SmallVector<Tensor>> out = evaluate(s.step, args);
+    ASSERT_TRUE(succeeded(out));
+    for (unsigned r = 0; r < numState; ++r)
+      args[r] = (*out)[1 + r];
+  }
+  int scale = argIndex(s.step, "loss_scale.scale");
+  int iter = argIndex(s.step, "loss_scale.iter");
+  int last = argIndex(s.step, "loss_scale.last_overflow");
+  int hyst = argIndex(s.step, "loss_scale.hysteresis");
+  int stepIdx = argIndex(s.step, "optimizer.step");
+  ASSERT_TRUE(scale >= 0 && iter >= 0 && last >= 0 && hyst >= 0);
+  int64_t iter0 = args[iter].i[0];
+  ASSERT_EQ(iter0, 2);
+  ASSERT_EQ(args[hyst].i[0], 2) << "the two steps must not have overflowed";
+  int64_t adamStep = args[stepIdx].i[0];
+
+  // A scale of 3e38 makes the scaled f16 gradients overflow.
+  args[scale].f[0] = 3e38f;
+  FailureOr<SmallVector<Tensor>> out = evaluate(s.step, args);
+  ASSERT_TRUE(succeeded(out));
+  EXPECT_TRUE(std::isfinite((*out)[0].f[0])) << "the loss is not scaled";
+  for (unsigned r = 0; r < numState; ++r) {
+    if (static_cast<int>(r) >= scale && static_cast<int>(r) <= hyst)
+      continue;
+    const Tensor &before = args[r], &after = (*out)[1 + r];
+    SCOPED_TRACE(argumentName(s.step, r));
+    // Bit-identical: compare the bytes, not the values.
+    ASSERT_EQ(before.f.size(), after.f.size());
+    EXPECT_EQ(0, std::memcmp(before.f.data(), after.f.data(),
+                             before.f.size() * sizeof(float)));
+    EXPECT_EQ(before.i, after.i);
+  }
+  EXPECT_EQ((*out)[1 + stepIdx].i[0], adamStep) << "optimizer.step advanced";
+  // DeepSpeed's first overflow with hysteresis 2 uses up the hysteresis and
+  // keeps the scale; the second halves it.
+  EXPECT_EQ((*out)[1 + scale].f[0], 3e38f);
+  EXPECT_EQ((*out)[1 + iter].i[0], iter0 + 1);
+  EXPECT_EQ((*out)[1 + last].i[0], iter0);
+  EXPECT_EQ((*out)[1 + hyst].i[0], 1);
+
+  SmallVector<Tensor> next = args;
+  for (unsigned r = 0; r < numState; ++r)
+    next[r] = (*out)[1 + r];
+  FailureOr<SmallVector<Tensor>> out2 = evaluate(s.step, next);
+  ASSERT_TRUE(succeeded(out2));
+  EXPECT_EQ((*out2)[1 + scale].f[0], 1.5e38f);
+  EXPECT_EQ((*out2)[1 + iter].i[0], iter0 + 2);
+  EXPECT_EQ((*out2)[1 + last].i[0], iter0 + 1);
+  EXPECT_EQ((*out2)[1 + hyst].i[0], 1);
+  EXPECT_EQ((*out2)[1 + stepIdx].i[0], adamStep);
 }
 
 } // namespace

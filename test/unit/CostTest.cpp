@@ -119,3 +119,33 @@ TEST_F(MWTest, TensorBytesRoundsSubByteTypesUp) {
             0);
   EXPECT_EQ(mw::detail::tensorBytes(builder.getF32Type()), 0);
 }
+
+TEST_F(MWTest, LossScalingOpsCost) {
+  RankedTensorType scalar = f32({});
+  RankedTensorType i64 = RankedTensorType::get({}, builder.getI64Type());
+  RankedTensorType half = RankedTensorType::get({6}, builder.getF16Type());
+  func::FuncOp func = makeFunc({f32({4, 8}), half, scalar, i64});
+  Location loc = builder.getUnknownLoc();
+  Value a = func.getArgument(0), h = func.getArgument(1);
+  Value s = func.getArgument(2), n = func.getArgument(3);
+  // found_inf: one FLOP per input element; reads every operand, writes 4 bytes.
+  auto found = builder.create<mw::FoundInfOp>(loc, scalar, ValueRange{a, h});
+  auto costOf = [](Operation *op) { return cast<mw::CostOpInterface>(op); };
+  EXPECT_EQ(costOf(found).getFlops(), 32 + 6);
+  EXPECT_EQ(costOf(found).getBytesRead(), 32 * 4 + 6 * 2);
+  EXPECT_EQ(costOf(found).getBytesWritten(), 4);
+  // select: no arithmetic; reads the flag and both values.
+  auto sel = builder.create<mw::SelectOp>(loc, a.getType(), found, a, a);
+  EXPECT_EQ(costOf(sel).getFlops(), 0);
+  EXPECT_EQ(costOf(sel).getBytesRead(), 4 + 2 * 32 * 4);
+  EXPECT_EQ(costOf(sel).getBytesWritten(), 32 * 4);
+  auto update = builder.create<mw::LossScaleUpdateOp>(
+      loc, TypeRange{scalar, i64, i64, i64}, found, s, n, n, n,
+      builder.getI64IntegerAttr(1000), builder.getI64IntegerAttr(2),
+      builder.getF64FloatAttr(1.0), builder.getF64FloatAttr(2.0));
+  EXPECT_EQ(costOf(update).getFlops(), 4);
+  EXPECT_EQ(costOf(update).getBytesRead(), 4 + 4 + 3 * 8);
+  EXPECT_EQ(costOf(update).getBytesWritten(), 4 + 3 * 8);
+  builder.create<func::ReturnOp>(loc);
+  EXPECT_TRUE(succeeded(verify(*module)));
+}

@@ -1572,6 +1572,179 @@ TEST_F(EvalTest, Sgd) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+TEST_F(EvalTest, FoundInf) {
+  func::FuncOp f = parse(R"mlir(
+    func.func @f(%a: tensor<3xf32>, %h: tensor<2xf16>, %b: tensor<bf16>) -> tensor<f32> {
+      %r = mw.found_inf %a, %h, %b : (tensor<3xf32>, tensor<2xf16>, tensor<bf16>) -> tensor<f32>
+      return %r : tensor<f32>
+    })mlir");
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor finiteA = f32({3}, {1, -3.4e38, 0});
+  // 65504 is f16's largest finite value, still finite.
+  Tensor finiteH = make(ElemKind::F16, {2}, {65504, -1e-7});
+  Tensor finiteB = make(ElemKind::BF16, {}, {3e38});
+  expectExact(run1(f, {finiteA, finiteH, finiteB}), {0}, "all finite");
+  expectExact(run1(f, {f32({3}, {1, inf, 0}), finiteH, finiteB}), {1}, "+inf");
+  expectExact(run1(f, {f32({3}, {-inf, 2, 0}), finiteH, finiteB}), {1},
+              "-inf");
+  expectExact(run1(f, {f32({3}, {1, 2, nan}), finiteH, finiteB}), {1}, "NaN");
+  // In a later operand: 1e5 rounds to +inf in f16; a bf16 NaN.
+  expectExact(run1(f, {finiteA, make(ElemKind::F16, {2}, {0, 1e5}), finiteB}),
+              {1}, "f16 overflow");
+  expectExact(run1(f, {finiteA, finiteH, make(ElemKind::BF16, {}, {nan})}),
+              {1}, "bf16 NaN");
+}
+
+TEST_F(EvalTest, SelectFloatAndInteger) {
+  func::FuncOp f = parse(R"mlir(
+    func.func @f(%c: tensor<f32>, %a: tensor<2xf32>, %b: tensor<2xf32>, %i: tensor<i64>, %j: tensor<i64>)
+        -> (tensor<2xf32>, tensor<i64>) {
+      %x = mw.select %c, %a, %b : (tensor<f32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      %k = mw.select %c, %i, %j : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+      return %x, %k : tensor<2xf32>, tensor<i64>
+    })mlir");
+  Tensor a = f32({2}, {1, 2}), b = f32({2}, {-3, -4});
+  Tensor i = i64({}, {7}), j = i64({}, {-9});
+  auto check = [&](double cond, bool pickTrue, const std::string &what) {
+    SmallVector<Tensor> r = run(f, {f32({}, {cond}), a, b, i, j});
+    ASSERT_EQ(r.size(), 2u);
+    expectExact(r[0], pickTrue ? ArrayRef<double>{1, 2}
+                               : ArrayRef<double>{-3, -4}, what);
+    expectExact(r[1], {pickTrue ? 7.0 : -9.0}, what);
+  };
+  check(1, true, "1 (found_inf's overflow flag)");
+  check(0, false, "0");
+  check(-0.0, false, "-0 equals 0");
+  check(0.5, true, "any non-zero");
+  check(std::numeric_limits<double>::quiet_NaN(), true, "NaN is != 0");
+}
+
+constexpr const char *kLossScaleUpdate = R"mlir(
+  func.func @f(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>, %l: tensor<i64>, %h: tensor<i64>)
+      -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) {
+    %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %l, %h {ATTRS}
+        : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+        -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+    return %s1, %n1, %l1, %h1 : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>
+  })mlir";
+
+/// One loss-scaling state and the step's overflow flag.
+struct ScaleStep {
+  bool overflow;
+  double scale;
+  int64_t iter, lastOverflow, hysteresis; // after the step
+};
+
+TEST_F(EvalTest, LossScaleScheduleAgainstHandWorkedSequence) {
+  std::string ir = kLossScaleUpdate;
+  ir.replace(ir.find("ATTRS"), 5, "window = 3 : i64");
+  func::FuncOp f = parse(ir);
+  // DeepSpeed's update_scale with scale_window 3, delayed_shift (hysteresis)
+  // 2, min_scale 1, factor 2, from scale 16, cur_iter 0,
+  // last_overflow_iter -1, cur_hysteresis 2. F: no overflow, O: overflow.
+  // Worked by hand from the Python code:
+  //  1 F iter 0: (0 - -1) % 3 = 1            -> 16, iter 1, last -1, hyst 2
+  //  2 F iter 1: (1 - -1) % 3 = 2            -> 16, iter 2, last -1, hyst 2
+  //  3 F iter 2: (2 - -1) % 3 = 0: grow      -> 32, iter 3, last -1, hyst 2
+  //  4 O iter 3: hyst 2 != 1: hyst -= 1      -> 32, iter 4, last  3, hyst 1
+  //    (DeepSpeed's hysteresis: the first overflow does not halve)
+  //  5 F iter 4: (4 - 3) % 3 = 1             -> 32, iter 5, last  3, hyst 1
+  //  6 O iter 5: hyst == 1: halve            -> 16, iter 6, last  5, hyst 1
+  //  7 O iter 6: hyst == 1: halve            ->  8, iter 7, last  6, hyst 1
+  //  8 F iter 7: (7 - 6) % 3 = 1             ->  8, iter 8, last  6, hyst 1
+  //  9 F iter 8: (8 - 6) % 3 = 2             ->  8, iter 9, last  6, hyst 1
+  // 10 F iter 9: (9 - 6) % 3 = 0: grow, hysteresis restored
+  //                                          -> 16, iter 10, last 6, hyst 2
+  // 11 F iter 10: (10 - 6) % 3 = 1           -> 16, iter 11, last 6, hyst 2
+  // 12 O iter 11: hyst 2 != 1: hyst -= 1     -> 16, iter 12, last 11, hyst 1
+  // 13 F iter 12: (12 - 11) % 3 = 1          -> 16, iter 13, last 11, hyst 1
+  // 14 F iter 13: (13 - 11) % 3 = 2          -> 16, iter 14, last 11, hyst 1
+  // 15 F iter 14: (14 - 11) % 3 = 0: grow    -> 32, iter 15, last 11, hyst 2
+  const ScaleStep schedule[] = {
+      {false, 16, 1, -1, 2},  {false, 16, 2, -1, 2},  {false, 32, 3, -1, 2},
+      {true, 32, 4, 3, 1},    {false, 32, 5, 3, 1},   {true, 16, 6, 5, 1},
+      {true, 8, 7, 6, 1},     {false, 8, 8, 6, 1},    {false, 8, 9, 6, 1},
+      {false, 16, 10, 6, 2},  {false, 16, 11, 6, 2},  {true, 16, 12, 11, 1},
+      {false, 16, 13, 11, 1}, {false, 16, 14, 11, 1}, {false, 32, 15, 11, 2},
+  };
+  Tensor scale = f32({}, {16}), iter = i64({}, {0}), last = i64({}, {-1}),
+         hyst = i64({}, {2});
+  for (auto [n, expected] : llvm::enumerate(schedule)) {
+    std::string what = "after step " + std::to_string(n + 1);
+    SmallVector<Tensor> r = run(
+        f, {f32({}, {expected.overflow ? 1.0 : 0.0}), scale, iter, last, hyst});
+    ASSERT_EQ(r.size(), 4u);
+    expectType(r[0], ElemKind::F32, {});
+    expectType(r[1], ElemKind::I64, {});
+    expectExact(r[0], {expected.scale}, what + ": scale");
+    expectExact(r[1], {static_cast<double>(expected.iter)}, what + ": iter");
+    expectExact(r[2], {static_cast<double>(expected.lastOverflow)},
+                what + ": last_overflow");
+    expectExact(r[3], {static_cast<double>(expected.hysteresis)},
+                what + ": hysteresis");
+    scale = r[0];
+    iter = r[1];
+    last = r[2];
+    hyst = r[3];
+  }
+}
+
+TEST_F(EvalTest, LossScaleMinimumFactorAndSaturation) {
+  // hysteresis 1 (delayed_shift == 1): every overflow halves, whatever the
+  // cur_hysteresis operand says, down to min_scale 3, which is not a power
+  // of two: 16 -> 8 -> 4 -> max(2, 3) = 3 -> max(1.5, 3) = 3.
+  std::string ir = kLossScaleUpdate;
+  ir.replace(ir.find("ATTRS"), 5,
+             "hysteresis = 1 : i64, min_scale = 3.0 : f64");
+  func::FuncOp f = parse(ir);
+  Tensor scale = f32({}, {16});
+  Tensor iter = i64({}, {40}), last = i64({}, {-1}), hyst = i64({}, {5});
+  for (double expected : {8.0, 4.0, 3.0, 3.0}) {
+    SmallVector<Tensor> r = run(f, {f32({}, {1}), scale, iter, last, hyst});
+    ASSERT_EQ(r.size(), 4u);
+    expectExact(r[0], {expected}, "scale");
+    expectExact(r[2], {static_cast<double>(iter.i[0])}, "last_overflow");
+    expectExact(r[3], {5}, "cur_hysteresis is untouched");
+    scale = r[0];
+    iter = r[1];
+  }
+  EXPECT_EQ(iter.i[0], 44);
+
+  // A NaN flag counts as an overflow (it is != 0).
+  SmallVector<Tensor> r =
+      run(f, {f32({}, {std::numeric_limits<double>::quiet_NaN()}),
+              f32({}, {64}), i64({}, {0}), i64({}, {-1}), i64({}, {1})});
+  ASSERT_EQ(r.size(), 4u);
+  expectExact(r[0], {32}, "NaN flag");
+
+  // factor 4, window 1: every step without overflow grows the scale; the
+  // growth saturates at the largest finite f32 instead of becoming inf.
+  ir = kLossScaleUpdate;
+  ir.replace(ir.find("ATTRS"), 5, "window = 1 : i64, factor = 4.0 : f64");
+  func::FuncOp g = parse(ir);
+  r = run(g, {f32({}, {0}), f32({}, {0.5}), i64({}, {7}), i64({}, {6}),
+              i64({}, {1})});
+  ASSERT_EQ(r.size(), 4u);
+  expectExact(r[0], {2}, "0.5 * 4");
+  expectExact(r[3], {2}, "hysteresis restored to 2");
+  const double maxF32 = std::numeric_limits<float>::max();
+  r = run(g, {f32({}, {0}), f32({}, {3e38}), i64({}, {7}), i64({}, {6}),
+              i64({}, {1})});
+  ASSERT_EQ(r.size(), 4u);
+  expectExact(r[0], {maxF32}, "3e38 * 4 saturates");
+  // ... and an overflow brings it down again (cur_hysteresis 1 halves, by
+  // the factor 4).
+  r = run(g, {f32({}, {1}), r[0], r[1], r[2], i64({}, {1})});
+  ASSERT_EQ(r.size(), 4u);
+  expectExact(r[0], {static_cast<double>(static_cast<float>(maxF32 / 4))},
+              "saturated scale / 4");
+}
+
+//===----------------------------------------------------------------------===//
 // Backward ops against central finite differences
 //===----------------------------------------------------------------------===//
 //
@@ -1967,6 +2140,37 @@ TEST_F(EvalTest, RandomInputsAreDeterministicAndInRange) {
   SmallVector<Tensor> r = run(f, a);
   ASSERT_EQ(r.size(), 5u);
   EXPECT_TRUE(std::isfinite(r[1].f[0]));
+}
+
+TEST_F(EvalTest, RandomInputsStartLossScalingLikeDeepSpeed) {
+  // By use as an operand of mw.loss_scale_update (its hysteresis attribute
+  // gives cur_hysteresis), else by the names --mw-autodiff gives the state;
+  // the role does not matter.
+  func::FuncOp f = parse(R"mlir(
+    func.func @f(%o: tensor<f32>,
+                 %s: tensor<f32> {mw.role = #mw.role<optimizer_state>},
+                 %n: tensor<i64> {mw.role = #mw.role<optimizer_state>},
+                 %l: tensor<i64>, %h: tensor<i64>,
+                 %ns: tensor<f32> {mw.name = "loss_scale.scale"},
+                 %ni: tensor<i64> {mw.name = "loss_scale.iter"},
+                 %nl: tensor<i64> {mw.name = "loss_scale.last_overflow", mw.role = #mw.role<optimizer_state>},
+                 %nh: tensor<i64> {mw.name = "loss_scale.hysteresis"})
+        -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) {
+      %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %l, %h {hysteresis = 3 : i64}
+          : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+          -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+      return %s1, %n1, %l1, %h1 : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>
+    })mlir");
+  SmallVector<Tensor> a = randomInputs(f, 1);
+  ASSERT_EQ(a.size(), 9u);
+  expectExact(a[1], {65536}, "scale operand");
+  expectExact(a[2], {0}, "iter operand");
+  expectExact(a[3], {-1}, "last_overflow operand");
+  expectExact(a[4], {3}, "cur_hysteresis operand: the op's hysteresis");
+  expectExact(a[5], {65536}, "loss_scale.scale");
+  expectExact(a[6], {0}, "loss_scale.iter");
+  expectExact(a[7], {-1}, "loss_scale.last_overflow");
+  expectExact(a[8], {2}, "loss_scale.hysteresis without a use");
 }
 
 TEST_F(EvalTest, UnsupportedOpIsAnError) {

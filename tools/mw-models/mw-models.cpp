@@ -133,6 +133,20 @@ cl::opt<int64_t> gradAccum(
     cl::desc("Split --batch into this many micro-batches whose gradients "
              "accumulate before one update (default 1)"),
     cl::init(1), cl::cat(trainCategory));
+cl::opt<int64_t> lossScaleWindow(
+    "loss-scale-window",
+    cl::desc("fp16: steps without overflow after which the loss scale "
+             "doubles (default 1000)"),
+    cl::init(1000), cl::cat(trainCategory));
+cl::opt<int64_t> lossScaleHysteresis(
+    "loss-scale-hysteresis",
+    cl::desc("fp16: the loss scale halves from this overflow on, counted "
+             "since it last grew (default 2)"),
+    cl::init(2), cl::cat(trainCategory));
+cl::opt<double> lossScaleMin("loss-scale-min",
+                             cl::desc("fp16: the smallest loss scale "
+                                      "(default 1)"),
+                             cl::init(1.0), cl::cat(trainCategory));
 } // namespace
 
 static int error(const Twine &message) {
@@ -284,10 +298,15 @@ int main(int argc, char **argv) {
   bool trainOptionGiven = false;
   for (cl::Option *o : std::initializer_list<cl::Option *>{
            &optimizer, &lr, &beta1, &beta2, &eps, &weightDecay, &momentum,
-           &nesterov, &precision, &gradAccum})
+           &nesterov, &precision, &gradAccum, &lossScaleWindow,
+           &lossScaleHysteresis, &lossScaleMin})
     trainOptionGiven |= o->getNumOccurrences() > 0;
   if (trainOptionGiven && !train)
     return error("training options need --train");
+  for (cl::Option *o : std::initializer_list<cl::Option *>{
+           &lossScaleWindow, &lossScaleHysteresis, &lossScaleMin})
+    if (o->getNumOccurrences() && precision != "fp16")
+      return error("--" + o->ArgStr + " applies to --precision fp16 only");
   if (train) {
     // The step's precision decides the forward's compute type.
     if (precision == "bf16" || precision == "fp16") {
@@ -332,6 +351,9 @@ int main(int argc, char **argv) {
     options.nesterov = nesterov;
     options.precision = precision;
     options.gradAccum = gradAccum;
+    options.lossScaleWindow = lossScaleWindow;
+    options.lossScaleHysteresis = lossScaleHysteresis;
+    options.lossScaleMin = lossScaleMin;
     PassManager pm(&context);
     pm.addPass(mw::createMwAutodiff(options));
     if (failed(pm.run(**module)))

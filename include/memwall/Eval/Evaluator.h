@@ -101,7 +101,11 @@ std::string resultName(FunctionOpInterface func, unsigned index);
 /// is the smallest valid range of the ops that use them as indices or labels
 /// (vocabulary rows, classes), looking through reshapes, or [0, 2) when
 /// unused that way; an argument used as the `step` of mw.adamw is 1;
-/// arguments with role optimizer_state are zero (a fresh optimizer).
+/// dynamic loss-scaling state (an operand of mw.loss_scale_update, or named
+/// `loss_scale.scale`, `.iter`, `.last_overflow`, `.hysteresis`) starts as
+/// DeepSpeed's does: scale 65536, iter 0, last_overflow -1, hysteresis the
+/// op's `hysteresis` attribute (2 without one); other arguments with role
+/// optimizer_state are zero (a fresh optimizer).
 llvm::SmallVector<Tensor> randomInputs(FunctionOpInterface func,
                                        uint64_t seed);
 

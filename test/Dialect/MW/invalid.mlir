@@ -1501,6 +1501,148 @@ func.func @sgd_new_buffer_type(%p: tensor<64xf32>) -> (tensor<64xf32>, tensor<32
 
 // -----
 
+//===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+func.func @found_inf_no_inputs() -> tensor<f32> {
+  // expected-error@+1 {{'mw.found_inf' op needs at least one input}}
+  %0 = mw.found_inf : () -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @found_inf_integer_input(%x: tensor<4xf32>, %i: tensor<4xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.found_inf' op operand #1 must be variadic of ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = mw.found_inf %x, %i : (tensor<4xf32>, tensor<4xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @found_inf_result_rank(%x: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error@+1 {{'mw.found_inf' op result #0 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = mw.found_inf %x : (tensor<4xf32>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+func.func @select_false_value_type(%c: tensor<f32>, %a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.select' op false_value type 'tensor<4xf16>' differs from the true_value type 'tensor<4xf32>'}}
+  %0 = mw.select %c, %a, %b : (tensor<f32>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @select_result_type(%c: tensor<f32>, %a: tensor<4xi64>) -> tensor<2x2xi64> {
+  // expected-error@+1 {{'mw.select' op result type 'tensor<2x2xi64>' differs from the true_value type 'tensor<4xi64>'}}
+  %0 = mw.select %c, %a, %a : (tensor<f32>, tensor<4xi64>, tensor<4xi64>) -> tensor<2x2xi64>
+  return %0 : tensor<2x2xi64>
+}
+
+// -----
+
+func.func @select_condition_rank(%c: tensor<1xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.select' op operand #0 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = mw.select %c, %a, %a : (tensor<1xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loss_scale_window_zero(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op window must be >= 1, got 0}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {window = 0 : i64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_window_negative(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op window must be >= 1, got -5}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {window = -5 : i64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_hysteresis_zero(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op hysteresis must be >= 1, got 0}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {hysteresis = 0 : i64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_min_scale_zero(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op min_scale must be finite and positive, got 0.000000e+00}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {min_scale = 0.0 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_min_scale_inf(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op min_scale must be finite and positive, got INF}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {min_scale = 0x7FF0000000000000 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_factor_one(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op factor must be finite and greater than 1, got 1.000000e+00}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {factor = 1.0 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_factor_inf(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op factor must be finite and greater than 1, got INF}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {factor = 0x7FF0000000000000 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_factor_nan(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op factor must be finite and greater than 1, got nan}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %n, %n, %n {factor = 0x7FF8000000000000 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_i32_counter(%o: tensor<f32>, %s: tensor<f32>, %n: tensor<i64>, %i: tensor<i32>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.loss_scale_update' op operand #2 must be 0D tensor of 64-bit signless integer values, but got 'tensor<i32>'}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %s, %i, %n, %n
+      : (tensor<f32>, tensor<f32>, tensor<i32>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_f16_scale(%o: tensor<f32>, %h: tensor<f16>, %n: tensor<i64>) -> tensor<f16> {
+  // expected-error@+1 {{'mw.loss_scale_update' op operand #1 must be 0D tensor of 32-bit float values, but got 'tensor<f16>'}}
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %h, %n, %n, %n
+      : (tensor<f32>, tensor<f16>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f16>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %s1 : tensor<f16>
+}
+
+// -----
+
 // Hostile attribute values must not overflow the bounds check.
 func.func @slice_stride_overflow(%x: tensor<4xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{'mw.slice' op slice along dimension 0 (offset 0, size 3, stride 9223372036854775807) reads past its size 4}}

@@ -568,6 +568,50 @@ func.func @optimizers(%p: tensor<64xf32>, %g: tensor<64xf32>, %hg: tensor<64xbf1
 }
 
 //===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+// found_inf takes any float tensors; select chooses whole tensors of any type;
+// loss_scale_update elides its DeepSpeed defaults (window 1000, hysteresis 2,
+// min_scale 1, factor 2) and prints the others sorted by name.
+// CHECK-LABEL: func.func @loss_scaling(
+// CHECK-SAME: %[[G:[a-zA-Z0-9_]+]]: tensor<64x256xf32>,
+// CHECK-SAME: %[[B:[a-zA-Z0-9_]+]]: tensor<256xf32>,
+// CHECK-SAME: %[[H:[a-zA-Z0-9_]+]]: tensor<8xf16>,
+// CHECK-SAME: %[[BH:[a-zA-Z0-9_]+]]: tensor<bf16>,
+// CHECK-SAME: %[[T:[a-zA-Z0-9_]+]]: tensor<i64>,
+// CHECK-SAME: %[[S:[a-zA-Z0-9_]+]]: tensor<f32>,
+// CHECK-SAME: %[[N:[a-zA-Z0-9_]+]]: tensor<i64>,
+// CHECK-SAME: %[[L:[a-zA-Z0-9_]+]]: tensor<i64>,
+// CHECK-SAME: %[[HY:[a-zA-Z0-9_]+]]: tensor<i64>)
+// CHECK: %[[O:.*]] = mw.found_inf %[[G]], %[[B]] : (tensor<64x256xf32>, tensor<256xf32>) -> tensor<f32>
+// CHECK: %[[O2:.*]] = mw.found_inf %[[H]], %[[BH]], %[[G]] : (tensor<8xf16>, tensor<bf16>, tensor<64x256xf32>) -> tensor<f32>
+// CHECK: %[[P:.*]] = mw.select %[[O]], %[[G]], %[[G]] : (tensor<f32>, tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+// CHECK: %[[Q:.*]] = mw.select %[[O2]], %[[T]], %[[N]] : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: %[[R:.*]] = mw.select %[[O]], %[[H]], %[[H]] : (tensor<f32>, tensor<8xf16>, tensor<8xf16>) -> tensor<8xf16>
+// CHECK: %[[NS:[a-zA-Z0-9_]+]], %[[NI:[a-zA-Z0-9_]+]], %[[NL:[a-zA-Z0-9_]+]], %[[NH:[a-zA-Z0-9_]+]] = mw.loss_scale_update %[[O]], %[[S]], %[[N]], %[[L]], %[[HY]] : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+// CHECK: %[[NS2:[a-zA-Z0-9_]+]], %{{.*}} = mw.loss_scale_update %[[O]], %[[S]], %[[N]], %[[L]], %[[HY]] {factor = 4.000000e+00 : f64, hysteresis = 1 : i64, min_scale = 1.250000e-01 : f64, window = 3 : i64} : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+// CHECK: return %[[O]], %[[O2]], %[[P]], %[[Q]], %[[R]], %[[NS]], %[[NI]], %[[NL]], %[[NH]], %[[NS2]]
+func.func @loss_scaling(%g: tensor<64x256xf32>, %b: tensor<256xf32>, %h: tensor<8xf16>, %bh: tensor<bf16>, %t: tensor<i64>,
+                        %scale: tensor<f32>, %iter: tensor<i64>, %last: tensor<i64>, %hyst: tensor<i64>)
+    -> (tensor<f32>, tensor<f32>, tensor<64x256xf32>, tensor<i64>, tensor<8xf16>,
+        tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>) {
+  %o = mw.found_inf %g, %b : (tensor<64x256xf32>, tensor<256xf32>) -> tensor<f32>
+  %o2 = mw.found_inf %h, %bh, %g : (tensor<8xf16>, tensor<bf16>, tensor<64x256xf32>) -> tensor<f32>
+  %p = mw.select %o, %g, %g : (tensor<f32>, tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+  %q = mw.select %o2, %t, %iter : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+  %r = mw.select %o, %h, %h : (tensor<f32>, tensor<8xf16>, tensor<8xf16>) -> tensor<8xf16>
+  // Explicit defaults are elided when printed.
+  %s1, %n1, %l1, %h1 = mw.loss_scale_update %o, %scale, %iter, %last, %hyst {window = 1000 : i64, min_scale = 1.0 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  %s2, %n2, %l2, %h2 = mw.loss_scale_update %o, %scale, %iter, %last, %hyst {window = 3 : i64, hysteresis = 1 : i64, min_scale = 0.125 : f64, factor = 4.0 : f64}
+      : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+  return %o, %o2, %p, %q, %r, %s1, %n1, %l1, %h1, %s2
+      : tensor<f32>, tensor<f32>, tensor<64x256xf32>, tensor<i64>, tensor<8xf16>,
+        tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>
+}
+
+//===----------------------------------------------------------------------===//
 // Roles and names on function arguments and results
 //===----------------------------------------------------------------------===//
 

@@ -61,3 +61,11 @@ int64_t SgdOp::getFlops() {
     perElement += 3;
   return perElement * mw::detail::numElements(getParam().getType());
 }
+
+int64_t FoundInfOp::getFlops() {
+  // One classification per input element.
+  int64_t n = 0;
+  for (Type t : getInputs().getTypes())
+    n += mw::detail::numElements(t);
+  return n;
+}

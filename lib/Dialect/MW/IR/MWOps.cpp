@@ -695,5 +695,42 @@ LogicalResult SgdOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+LogicalResult FoundInfOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  if (failed(expectSameType(*this, getFalseValue(), "false_value",
+                            getTrueValue(), "true_value")) ||
+      failed(expectSameType(*this, getResult(), "result", getTrueValue(),
+                            "true_value")))
+    return failure();
+  return success();
+}
+
+LogicalResult LossScaleUpdateOp::verify() {
+  // I64Attr getters return uint64_t; compare the signed values.
+  int64_t window = static_cast<int64_t>(getWindow());
+  int64_t hysteresis = static_cast<int64_t>(getHysteresis());
+  if (window < 1)
+    return emitOpError("window must be >= 1, got ") << window;
+  if (hysteresis < 1)
+    return emitOpError("hysteresis must be >= 1, got ") << hysteresis;
+  if (failed(verifyPositive(*this, "min_scale",
+                            getMinScale().convertToDouble())))
+    return failure();
+  double factor = getFactor().convertToDouble();
+  if (!(factor > 1.0) || std::isinf(factor))
+    return emitOpError("factor must be finite and greater than 1, got ")
+           << factor;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MW/IR/MWOps.cpp.inc"

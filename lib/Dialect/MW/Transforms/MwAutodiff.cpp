@@ -5,7 +5,10 @@
 // each op's GradientOpInterface rule, accumulate parameter gradients, and
 // apply AdamW or SGD. Mixed precision keeps f32 master weights and casts them
 // to the compute type at their uses, so the cast's own gradient rule brings
-// gradients back to f32.
+// gradients back to f32. fp16 adds dynamic loss scaling: the backward pass is
+// seeded with the loss scale, the master gradients are unscaled and checked
+// for inf/NaN, an overflowing step keeps the old params and state, and
+// mw.loss_scale_update advances the scale state (DeepSpeed's rules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
+
+#include <cmath>
 
 #define DEBUG_TYPE "mw-autodiff"
 
@@ -104,9 +109,14 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
   if (precision != "fp32" && precision != "bf16" && precision != "fp16")
     return fail("unknown precision '" + precision +
                 "' (expected fp32, bf16 or fp16)");
-  if (precision == "fp16")
-    return fail("precision=fp16 (dynamic loss scaling) is not implemented yet; "
-                "use fp32 or bf16");
+  if (lossScaleWindow < 1)
+    return fail("loss-scale-window must be >= 1, got " +
+                Twine(lossScaleWindow));
+  if (lossScaleHysteresis < 1)
+    return fail("loss-scale-hysteresis must be >= 1, got " +
+                Twine(lossScaleHysteresis));
+  if (!(lossScaleMin > 0.0) || std::isinf(lossScaleMin))
+    return fail("loss-scale-min must be finite and positive");
   if (gradAccum < 1)
     return fail("grad-accum must be >= 1, got " + Twine(gradAccum));
   if (!(lr >= 0.0))
@@ -286,8 +296,20 @@ void MwAutodiffPass::runOnOperation() {
     }
   }
   Type stepType = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+  unsigned stepArgIdx = inSlots.size();
   if (adam)
     inSlots.push_back({stepType, Role::optimizer_state, "optimizer.step"});
+  // Dynamic loss scaling keeps its state after the optimizer's, in the order
+  // of mw.loss_scale_update's operands and results.
+  bool lossScaling = precision == "fp16";
+  Type scalarF32 = RankedTensorType::get({}, f32);
+  unsigned lossScaleArgIdx = inSlots.size();
+  if (lossScaling) {
+    inSlots.push_back({scalarF32, Role::optimizer_state, "loss_scale.scale"});
+    for (StringRef name : {"iter", "last_overflow", "hysteresis"})
+      inSlots.push_back(
+          {stepType, Role::optimizer_state, ("loss_scale." + name).str()});
+  }
   unsigned numStateArgs = inSlots.size() - paramIdx.size();
   for (unsigned i : dataIdx) {
     auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
@@ -351,6 +373,21 @@ void MwAutodiffPass::runOnOperation() {
     computeParams.push_back(p);
   }
 
+  // The backward pass starts from dloss = 1/K, times the loss scale in fp16
+  // (so that small f16 gradients do not flush to zero).
+  Value lossScale = lossScaling ? body->getArgument(lossScaleArgIdx) : Value();
+  Value scaledSeed;
+  if (lossScaling) {
+    scaledSeed = lossScale;
+    if (gradAccum > 1)
+      scaledSeed = b.create<DivOp>(
+          loc, lossScale,
+          b.create<SplatOp>(loc, scalarF32,
+                            b.getF64FloatAttr(static_cast<double>(gradAccum))));
+    if (lossType != scalarF32)
+      scaledSeed = b.create<CastOp>(loc, lossType, scaledSeed);
+  }
+
   // Forward and backward, once per micro-batch.
   DenseMap<Value, Value> grads;
   Value lossSum;
@@ -379,8 +416,10 @@ void MwAutodiffPass::runOnOperation() {
                                 loss);
     lossSum = lossSum ? b.create<AddOp>(loss.getLoc(), lossSum, loss32).getResult()
                       : loss32;
-    Value seed = b.create<SplatOp>(loss.getLoc(), lossType,
-                                   b.getF64FloatAttr(1.0 / gradAccum));
+    Value seed = scaledSeed;
+    if (!seed)
+      seed = b.create<SplatOp>(loss.getLoc(), lossType,
+                               b.getF64FloatAttr(1.0 / gradAccum));
     // Differentiate with respect to the masters, through their casts. The
     // casts are shared by all micro-batches; listing them first makes the
     // reverse walk reach them last.
@@ -399,16 +438,8 @@ void MwAutodiffPass::runOnOperation() {
                            b.create<SplatOp>(loc, lossSum.getType(),
                                              b.getF64FloatAttr(1.0 / gradAccum)));
 
-  // Optimizer updates.
-  SmallVector<Value> results{loss};
-  SmallVector<Value> newParams, newState;
-  Value newStep;
-  if (adam) {
-    Value stepArg = body->getArgument(paramIdx.size() + numStateArgs - 1);
-    newStep = b.create<AddOp>(loc, stepArg,
-                              b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
-  }
-  double wd = effectiveWeightDecay();
+  // The master gradients; in fp16 unscaled, then checked for inf and NaN.
+  SmallVector<Value> masterGrads;
   for (auto [k, i] : llvm::enumerate(paramIdx)) {
     Value p = body->getArgument(k);
     Value g = grads.lookup(p);
@@ -417,6 +448,27 @@ void MwAutodiffPass::runOnOperation() {
                             << "' does not reach the loss; its gradient is zero";
       g = b.create<SplatOp>(p.getLoc(), p.getType(), b.getF64FloatAttr(0.0));
     }
+    if (lossScaling)
+      g = b.create<DivOp>(p.getLoc(), g, lossScale);
+    masterGrads.push_back(g);
+  }
+  Value overflow;
+  if (lossScaling)
+    overflow = b.create<FoundInfOp>(loc, scalarF32, masterGrads);
+
+  // Optimizer updates.
+  SmallVector<Value> results{loss};
+  SmallVector<Value> newParams, newState;
+  Value newStep;
+  if (adam) {
+    Value stepArg = body->getArgument(stepArgIdx);
+    newStep = b.create<AddOp>(loc, stepArg,
+                              b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
+  }
+  double wd = effectiveWeightDecay();
+  for (auto [k, i] : llvm::enumerate(paramIdx)) {
+    Value p = body->getArgument(k);
+    Value g = masterGrads[k];
     Location ploc = p.getLoc();
     if (adam) {
       Value m = body->getArgument(paramIdx.size() + 2 * k);
@@ -446,6 +498,29 @@ void MwAutodiffPass::runOnOperation() {
   }
   if (adam)
     newState.push_back(newStep);
+  if (lossScaling) {
+    // An overflowing step is skipped: every param and state value (the step
+    // counter included) keeps its old value. Both lists follow the argument
+    // order, params first.
+    auto keepOnOverflow = [&](MutableArrayRef<Value> values, unsigned base) {
+      for (size_t n = 0; n < values.size(); ++n) {
+        Value old = body->getArgument(base + n);
+        values[n] = b.create<SelectOp>(old.getLoc(), old.getType(), overflow,
+                                       old, values[n]);
+      }
+    };
+    keepOnOverflow(newParams, 0);
+    keepOnOverflow(newState, paramIdx.size());
+    auto update = b.create<LossScaleUpdateOp>(
+        loc, TypeRange{scalarF32, stepType, stepType, stepType}, overflow,
+        lossScale, body->getArgument(lossScaleArgIdx + 1),
+        body->getArgument(lossScaleArgIdx + 2),
+        body->getArgument(lossScaleArgIdx + 3),
+        b.getI64IntegerAttr(lossScaleWindow),
+        b.getI64IntegerAttr(lossScaleHysteresis),
+        b.getF64FloatAttr(lossScaleMin), b.getF64FloatAttr(2.0));
+    newState.append(update->result_begin(), update->result_end());
+  }
   results.append(newParams);
   results.append(newState);
   b.create<func::ReturnOp>(loc, results);

@@ -104,6 +104,7 @@ def MW_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def MW_IndexTensor : RankedTensorOf<[I32, I64]>;
 def MW_F32Tensor : RankedTensorOf<[F32]>;
 def MW_ScalarF32Tensor : 0DTensorOf<[F32]>;
+def MW_ScalarI64Tensor : 0DTensorOf<[I64]>;
 def MW_StepTensor : 0DTensorOf<[F32, I32, I64]>;
 
 #endif // MEMWALL_DIALECT_MW_IR_MWBASE_TD

@@ -846,4 +846,119 @@ def MW_SgdOp : MW_Op<"sgd", []> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Mixed precision: overflow checks and dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+def MW_FoundInfOp : MW_Op<"found_inf", []> {
+  let summary = "whether any element of the operands is inf or NaN";
+  let description = [{
+    A rank-0 f32 flag: 1.0 when some element of some operand is +inf, -inf
+    or NaN, else 0.0. Takes one or more floating-point tensors of any shapes
+    and float types. fp16 training checks the unscaled gradients with it:
+    an overflowing step is skipped (`mw.select`) and the loss scale adapts
+    (`mw.loss_scale_update`). Cost: 1 FLOP per input element.
+
+    ```mlir
+    %overflow = mw.found_inf %gw, %gb : (tensor<64x256xf32>, tensor<256xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<MW_FloatTensor>:$inputs);
+  let results = (outs MW_ScalarF32Tensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+  }];
+}
+
+def MW_SelectOp : MW_Op<"select", []> {
+  let summary = "one of two tensors, chosen by a scalar flag";
+  let description = [{
+    `condition != 0 ? true_value : false_value`, choosing whole tensors (not
+    elementwise): the condition is a rank-0 f32 tensor such as the result of
+    `mw.found_inf` (NaN counts as true, being != 0). The two values and the
+    result have one type, any mw tensor type, integers included. fp16
+    training uses it to keep the parameters and optimizer state of an
+    overflowing step. Cost: 0 FLOPs.
+
+    ```mlir
+    %p2 = mw.select %overflow, %p, %p1 : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins MW_ScalarF32Tensor:$condition, MW_Tensor:$true_value,
+                   MW_Tensor:$false_value);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+  }];
+}
+
+def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", []> {
+  let summary = "one step of dynamic loss scaling (DeepSpeed's rules)";
+  let description = [{
+    Advances the state of dynamic loss scaling by one training step, given
+    whether that step overflowed (`overflow` != 0, e.g. the result of
+    `mw.found_inf`). With attributes `window` W, `hysteresis` H, `min_scale`
+    and `factor`, exactly DeepSpeed's `DynamicLossScaler.update_scale` with
+    `consecutive_hysteresis=False`:
+    ```
+    if overflow:
+      if H == 1 or cur_hysteresis == 1:
+        scale = max(scale / factor, min_scale)
+      else:
+        cur_hysteresis = cur_hysteresis - 1
+      last_overflow = iter
+    else if (iter - last_overflow) mod W == 0:
+      cur_hysteresis = H
+      scale = scale * factor
+    iter = iter + 1
+    ```
+    and returns the new `scale`, `iter`, `last_overflow` and
+    `cur_hysteresis`. A fresh state is `scale` = the initial scale
+    (DeepSpeed's 2^16), `iter` = 0, `last_overflow` = -1 and
+    `cur_hysteresis` = H. So with H = 2 the first overflow only uses up the
+    hysteresis and the second halves the scale; every W-th consecutive step
+    without overflow multiplies it by `factor` and restores the hysteresis.
+
+    The scale is computed in f64 (as DeepSpeed's Python float) and rounded
+    to f32, saturating at the largest finite f32 rather than becoming inf,
+    which no later halving could undo. The counters are i64. Defaults are
+    DeepSpeed's: W = 1000, H = 2, `min_scale` = 1, `factor` = 2; W and H
+    are >= 1, `min_scale` > 0 and `factor` > 1. Cost: 4 FLOPs.
+
+    ```mlir
+    %scale1, %iter1, %last1, %hyst1 = mw.loss_scale_update %overflow, %scale, %iter, %last, %hyst {window = 100 : i64}
+        : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+        -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins MW_ScalarF32Tensor:$overflow, MW_ScalarF32Tensor:$scale,
+                   MW_ScalarI64Tensor:$iter, MW_ScalarI64Tensor:$last_overflow,
+                   MW_ScalarI64Tensor:$cur_hysteresis,
+                   DefaultValuedAttr<I64Attr, "1000">:$window,
+                   DefaultValuedAttr<I64Attr, "2">:$hysteresis,
+                   DefaultValuedAttr<F64Attr, "1.0">:$min_scale,
+                   DefaultValuedAttr<F64Attr, "2.0">:$factor);
+  let results = (outs MW_ScalarF32Tensor:$new_scale,
+                 MW_ScalarI64Tensor:$new_iter,
+                 MW_ScalarI64Tensor:$new_last_overflow,
+                 MW_ScalarI64Tensor:$new_hysteresis);
+  let assemblyFormat = [{
+    $overflow `,` $scale `,` $iter `,` $last_overflow `,` $cur_hysteresis
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 4; }
+  }];
+}
+
 #endif // MEMWALL_DIALECT_MW_IR_MWOPS_TD

@@ -84,6 +84,29 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
       type; parameters become f32 master weights cast to it at their uses,
       gradients arrive in f32 and the optimizer state is f32. `fp16` adds
       dynamic loss scaling with DeepSpeed's rules (see docs/training.md).
+    - `precision=fp16`: four more `optimizer_state` arguments and results
+      follow the optimizer's: `loss_scale.scale` (f32), `loss_scale.iter`,
+      `loss_scale.last_overflow` and `loss_scale.hysteresis` (i64). The
+      backward pass is seeded with the scale (divided by K with
+      `grad-accum=K`); the f32 master gradients are divided by the scale and
+      checked with one `mw.found_inf`; when it finds an inf or NaN the step
+      is skipped: every new parameter and state value, AdamW's
+      `optimizer.step` included, is `mw.select`ed back to its old value.
+      `mw.loss_scale_update` (options `loss-scale-window`,
+      `loss-scale-hysteresis`, `loss-scale-min`) then advances the scale
+      state. The initial scale is not an option but the value of the
+      `loss_scale.scale` state passed to the first step; DeepSpeed starts
+      from scale 65536 (2^16), iter 0, last_overflow -1 and hysteresis
+      `loss-scale-hysteresis`, which is what `mw-eval --random-inputs`
+      passes.
+
+      ```mlir
+      %g = mw.div %dw, %scale : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+      %overflow = mw.found_inf %g, ... : (tensor<8x4xf32>, ...) -> tensor<f32>
+      %w1 = mw.sgd %w, %g {lr = 1.0e-01 : f64} : ...
+      %w2 = mw.select %overflow, %w, %w1 : (tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+      %s1, %i1, %l1, %h1 = mw.loss_scale_update %overflow, %scale, %iter, %last, %hyst : ...
+      ```
     - `grad-accum=K`: the forward function is one micro-batch; the step takes
       K micro-batches concatenated along dimension 0 of every input and
       label, accumulates their gradients and applies one update. The loss is
@@ -114,6 +137,16 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
            "optimizer state for bf16/fp16)">,
     Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
            "Micro-batches whose gradients accumulate before one update">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t",
+           /*default=*/"1000",
+           "fp16: consecutive steps without overflow after which the loss "
+           "scale doubles (DeepSpeed's loss_scale_window)">,
+    Option<"lossScaleHysteresis", "loss-scale-hysteresis", "int64_t",
+           /*default=*/"2",
+           "fp16: the loss scale halves from the Nth overflow on, counted "
+           "since it last grew (DeepSpeed's hysteresis)">,
+    Option<"lossScaleMin", "loss-scale-min", "double", /*default=*/"1.0",
+           "fp16: the smallest loss scale (DeepSpeed's min_loss_scale)">,
   ];
   let statistics = [
     Statistic<"numParams", "params", "Parameters differentiated">,
