@@ -149,3 +149,41 @@ TEST_F(MWTest, LossScalingOpsCost) {
   builder.create<func::ReturnOp>(loc);
   EXPECT_TRUE(succeeded(verify(*module)));
 }
+
+TEST_F(MWTest, BuildersInferResultTypes) {
+  RankedTensorType x = f32({2, 3, 8});
+  func::FuncOp func =
+      makeFunc({x, f32({16, 8}), f32({8}), f32({2, 4, 5, 8}),
+                RankedTensorType::get({2, 3}, builder.getI32Type()),
+                f32({10, 8})});
+  Location loc = builder.getUnknownLoc();
+  Value in = func.getArgument(0), w = func.getArgument(1);
+  Value g = func.getArgument(2), q = func.getArgument(3);
+  Value ids = func.getArgument(4), table = func.getArgument(5);
+  auto mm = builder.create<mw::MatmulOp>(loc, in, w, false, true);
+  EXPECT_EQ(mm.getType(), f32({2, 3, 16}));
+  auto sum = builder.create<mw::ReduceSumOp>(loc, in, ArrayRef<int64_t>{0, 2});
+  EXPECT_EQ(sum.getType(), f32({3}));
+  auto mean = builder.create<mw::ReduceMeanOp>(loc, in, ArrayRef<int64_t>{2},
+                                               /*keepdims=*/true);
+  EXPECT_EQ(mean.getType(), f32({2, 3, 1}));
+  auto t = builder.create<mw::TransposeOp>(loc, q, ArrayRef<int64_t>{0, 2, 1, 3});
+  EXPECT_EQ(t.getType(), f32({2, 5, 4, 8}));
+  auto ln = builder.create<mw::LayerNormOp>(loc, in, g, g);
+  EXPECT_EQ(ln.getMean().getType(), f32({2, 3}));
+  auto rms = builder.create<mw::RmsNormOp>(loc, in, g);
+  EXPECT_EQ(rms.getRstd().getType(), f32({2, 3}));
+  auto att = builder.create<mw::AttentionOp>(loc, q, q, q, /*causal=*/true);
+  EXPECT_EQ(att.getLse().getType(), f32({2, 4, 5}));
+  auto emb = builder.create<mw::EmbeddingOp>(loc, table, ids);
+  EXPECT_EQ(emb.getType(), f32({2, 3, 8}));
+  auto ce = builder.create<mw::CrossEntropyOp>(loc, emb, ids);
+  EXPECT_EQ(ce.getType(), f32({}));
+  auto sl = builder.create<mw::SliceOp>(loc, in, ArrayRef<int64_t>{0, 1, 0},
+                                        ArrayRef<int64_t>{2, 2, 8});
+  EXPECT_EQ(sl.getType(), f32({2, 2, 8}));
+  auto cat = builder.create<mw::ConcatOp>(loc, ValueRange{in, sl}, 1);
+  EXPECT_EQ(cat.getType(), f32({2, 5, 8}));
+  builder.create<func::ReturnOp>(loc);
+  EXPECT_TRUE(succeeded(verify(*module)));
+}

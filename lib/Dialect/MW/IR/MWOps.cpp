@@ -62,6 +62,29 @@ RankedTensorType mlir::mw::inferBroadcastType(Type lhs, Type rhs) {
   return RankedTensorType::get(*shape, l.getElementType());
 }
 
+RankedTensorType mlir::mw::inferMatmulType(Type lhs, Type rhs,
+                                           bool transposeLhs,
+                                           bool transposeRhs) {
+  auto l = cast<RankedTensorType>(lhs), r = cast<RankedTensorType>(rhs);
+  ArrayRef<int64_t> ls = l.getShape(), rs = r.getShape();
+  FailureOr<SmallVector<int64_t>> batch =
+      broadcastShapes(ls.drop_back(2), rs.drop_back(2));
+  assert(succeeded(batch) && "batch dimensions are not broadcast-compatible");
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(transposeLhs ? ls.back() : ls[ls.size() - 2]);
+  shape.push_back(transposeRhs ? rs[rs.size() - 2] : rs.back());
+  return RankedTensorType::get(shape, l.getElementType());
+}
+
+RankedTensorType mlir::mw::inferTransposeType(Type input,
+                                              ArrayRef<int64_t> permutation) {
+  auto t = cast<RankedTensorType>(input);
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(t.getShape()[p]);
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 /// Checks that `value` has exactly `shape` and `elem` (when given), naming it
 /// `name` in the diagnostic.
 static LogicalResult expectType(Operation *op, Value value, StringRef name,
@@ -136,6 +159,13 @@ static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
       out.push_back(1);
   }
   return out;
+}
+
+RankedTensorType mlir::mw::inferReduceType(Type input, ArrayRef<int64_t> axes,
+                                           bool keepdims) {
+  auto t = cast<RankedTensorType>(input);
+  return RankedTensorType::get(reducedShape(t.getShape(), axes, keepdims),
+                               t.getElementType());
 }
 
 static LogicalResult verifyNonNegative(Operation *op, StringRef name,

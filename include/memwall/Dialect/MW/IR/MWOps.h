@@ -27,6 +27,15 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
 /// broadcast shape with lhs's element type. Both must be broadcast-compatible
 /// ranked tensors (builders assert; the verifier diagnoses).
 RankedTensorType inferBroadcastType(Type lhs, Type rhs);
+/// The result type of mw.matmul on `lhs` and `rhs` with the given transposes
+/// (operands must be valid for it; builders assert, the verifier diagnoses).
+RankedTensorType inferMatmulType(Type lhs, Type rhs, bool transposeLhs,
+                                 bool transposeRhs);
+/// The result type of a reduction of `input` over `axes`.
+RankedTensorType inferReduceType(Type input, ArrayRef<int64_t> axes,
+                                 bool keepdims);
+/// The result type of mw.transpose of `input` by `permutation`.
+RankedTensorType inferTransposeType(Type input, ArrayRef<int64_t> permutation);
 } // namespace mlir::mw
 
 #define GET_OP_CLASSES

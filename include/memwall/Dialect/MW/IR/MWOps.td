@@ -202,6 +202,16 @@ def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape, DeclareOpInterfaceMet
 //===----------------------------------------------------------------------===//
 
 def MW_MatmulOp : MW_Op<"matmul", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeLhs,
+                   CArg<"bool", "false">:$transposeRhs), [{
+      build($_builder, $_state,
+            ::mlir::mw::inferMatmulType(lhs.getType(), rhs.getType(),
+                                        transposeLhs, transposeRhs),
+            lhs, rhs, transposeLhs, transposeRhs);
+    }]>
+  ];
   let summary = "batched matrix multiplication with optional transposes";
   let description = [{
     `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]`, where the two
@@ -233,6 +243,14 @@ def MW_MatmulOp : MW_Op<"matmul", [DeclareOpInterfaceMethods<MW_GradientOpInterf
 
 class MW_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
     : MW_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$axes,
+                   CArg<"bool", "false">:$keepdims), [{
+      build($_builder, $_state,
+            ::mlir::mw::inferReduceType(input.getType(), axes, keepdims),
+            input, axes, keepdims);
+    }]>
+  ];
   let summary = what # " over the given axes";
   let description = [{
     The }] # what # [{ of the input over `axes` (non-negative, strictly
@@ -294,6 +312,16 @@ def MW_LogSoftmaxOp : MW_SoftmaxLikeOp<"log_softmax", "log-softmax",
                                        "x_i - log(sum_j exp(x_j))">;
 
 def MW_LayerNormOp : MW_Op<"layer_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   "::mlir::Value":$beta, CArg<"double", "1e-5">:$epsilon), [{
+      auto x = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
+      auto stats = ::mlir::RankedTensorType::get(x.getShape().drop_back(),
+                                                 $_builder.getF32Type());
+      build($_builder, $_state, ::mlir::TypeRange{x, stats, stats}, input,
+            gamma, beta, $_builder.getF64FloatAttr(epsilon));
+    }]>
+  ];
   let summary = "layer normalization over the last dimension";
   let description = [{
     `y = (x - mean) * rstd * gamma + beta` over the last dimension D, with
@@ -319,6 +347,16 @@ def MW_LayerNormOp : MW_Op<"layer_norm", [DeclareOpInterfaceMethods<MW_GradientO
 }
 
 def MW_RmsNormOp : MW_Op<"rms_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   CArg<"double", "1e-6">:$epsilon), [{
+      auto x = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
+      auto stats = ::mlir::RankedTensorType::get(x.getShape().drop_back(),
+                                                 $_builder.getF32Type());
+      build($_builder, $_state, ::mlir::TypeRange{x, stats}, input, gamma,
+            $_builder.getF64FloatAttr(epsilon));
+    }]>
+  ];
   let summary = "RMS normalization over the last dimension";
   let description = [{
     `y = x * rstd * gamma` over the last dimension D, with
@@ -345,6 +383,17 @@ def MW_RmsNormOp : MW_Op<"rms_norm", [DeclareOpInterfaceMethods<MW_GradientOpInt
 //===----------------------------------------------------------------------===//
 
 def MW_EmbeddingOp : MW_Op<"embedding", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$indices), [{
+      auto t = ::llvm::cast<::mlir::RankedTensorType>(table.getType());
+      auto i = ::llvm::cast<::mlir::RankedTensorType>(indices.getType());
+      ::llvm::SmallVector<int64_t> shape(i.getShape());
+      shape.push_back(t.getShape()[1]);
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get(shape, t.getElementType()), table,
+            indices);
+    }]>
+  ];
   let summary = "row gather from an embedding table";
   let description = [{
     `result[i..., :] = table[indices[i...], :]` for a table of shape [V, D]
@@ -369,6 +418,14 @@ def MW_EmbeddingOp : MW_Op<"embedding", [DeclareOpInterfaceMethods<MW_GradientOp
 }
 
 def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels,
+                   CArg<"int64_t", "-100">:$ignoreIndex), [{
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get({}, $_builder.getF32Type()), logits,
+            labels, ignoreIndex);
+    }]>
+  ];
   let summary = "mean softmax cross-entropy with integer labels";
   let description = [{
     For logits of shape [..., C] and integer labels of shape [...]:
@@ -396,6 +453,20 @@ def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_Gra
 }
 
 def MW_AttentionOp : MW_Op<"attention", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, CArg<"bool", "false">:$causal), [{
+      auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
+      auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
+      ::llvm::ArrayRef<int64_t> qs = q.getShape();
+      auto out = ::mlir::RankedTensorType::get(
+          {qs[0], qs[1], qs[2], v.getShape()[3]}, q.getElementType());
+      auto lse = ::mlir::RankedTensorType::get({qs[0], qs[1], qs[2]},
+                                               $_builder.getF32Type());
+      build($_builder, $_state, ::mlir::TypeRange{out, lse}, query, key, value,
+            causal, /*scale=*/nullptr);
+    }]>
+  ];
   let summary = "scaled dot-product attention over heads";
   let description = [{
     For query [B, H, S, D], key [B, H, Sk, D] and value [B, H, Sk, Dv]:
@@ -455,6 +526,14 @@ def MW_ReshapeOp : MW_Op<"reshape", [DeclareOpInterfaceMethods<MW_GradientOpInte
 }
 
 def MW_TransposeOp : MW_Op<"transpose", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$permutation), [{
+      build($_builder, $_state,
+            ::mlir::mw::inferTransposeType(input.getType(), permutation),
+            input, permutation);
+    }]>
+  ];
   let summary = "permutation of dimensions";
   let description = [{
     Result dimension d is input dimension `permutation[d]`:
@@ -496,6 +575,15 @@ def MW_BroadcastToOp : MW_Op<"broadcast_to", [DeclareOpInterfaceMethods<MW_Gradi
 }
 
 def MW_SliceOp : MW_Op<"slice", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$offsets,
+                   "::llvm::ArrayRef<int64_t>":$sizes), [{
+      auto t = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get(sizes, t.getElementType()), input,
+            offsets, sizes, /*strides=*/nullptr);
+    }]>
+  ];
   let summary = "static strided slice";
   let description = [{
     `result[i...] = input[offsets + i * strides]` with result shape `sizes`.
@@ -525,6 +613,19 @@ def MW_SliceOp : MW_Op<"slice", [DeclareOpInterfaceMethods<MW_GradientOpInterfac
 }
 
 def MW_ConcatOp : MW_Op<"concat", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let builders = [
+    OpBuilder<(ins "::mlir::ValueRange":$inputs, "int64_t":$axis), [{
+      auto first = ::llvm::cast<::mlir::RankedTensorType>(inputs.front().getType());
+      ::llvm::SmallVector<int64_t> shape(first.getShape());
+      shape[axis] = 0;
+      for (::mlir::Value in : inputs)
+        shape[axis] +=
+            ::llvm::cast<::mlir::RankedTensorType>(in.getType()).getShape()[axis];
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get(shape, first.getElementType()), inputs,
+            axis);
+    }]>
+  ];
   let summary = "concatenation along one axis";
   let description = [{
     Joins one or more tensors of equal rank and element type along `axis`;
