@@ -20,10 +20,20 @@ tools = [
     "mw-opt",
     "mw-models",
     "mw-eval",
+    "mw-pack",
     # Stock mlir-opt from Debian's mlir-19-tools, for the plugin tests.
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
+    # The JIT runner and its support libraries, for end-to-end tests.
+    ToolSubst("%mlir_cpu_runner",
+              os.path.join(config.llvm_tools_dir, "mlir-cpu-runner")),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(
     ("%mw_plugin", os.path.join(config.memwall_lib_dir, "MemwallPlugin.so")))
 config.substitutions.append(("%mw_src", config.memwall_src_root))
+llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(llvm_lib_dir, "libmlir_c_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(llvm_lib_dir, "libmlir_runner_utils.so")))

@@ -8,27 +8,57 @@
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::mw::registerMemwallDialects(DialectRegistry &registry) {
   registry.insert<mw::MWDialect, func::FuncDialect, arith::ArithDialect,
                   tensor::TensorDialect, memref::MemRefDialect,
                   bufferization::BufferizationDialect, linalg::LinalgDialect,
-                  scf::SCFDialect, mesh::MeshDialect>();
+                  scf::SCFDialect, mesh::MeshDialect, cf::ControlFlowDialect>();
+  // What One-Shot Bufferize and the deallocation passes need to bufferize a
+  // linalg program on tensors before --mw-static-arena.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::mw::registerMemwallPasses() {
   mw::registerMWPasses();
+  mw::registerMemwallTransformsPasses();
+  // One-shot-bufferize, buffer-deallocation-pipeline and the other
+  // bufferization passes, to bufferize a program in mw-opt.
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
   // Generic cleanups users compose with ours: canonicalize, cse, ...
   registerTransformsPasses();
 }

@@ -7,6 +7,7 @@
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Transforms/Passes.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -24,5 +25,8 @@ mlirGetDialectPluginInfo() {
 extern "C" LLVM_ATTRIBUTE_WEAK ::mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MemwallPasses", LLVM_VERSION_STRING,
-          []() { ::mlir::mw::registerMWPasses(); }};
+          []() {
+            ::mlir::mw::registerMWPasses();
+            ::mlir::mw::registerMemwallTransformsPasses();
+          }};
 }

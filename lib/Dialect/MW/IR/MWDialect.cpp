@@ -193,6 +193,18 @@ static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
                              << "' is only valid on function " << what << "s";
   Type type = isResult ? func.getResultTypes()[index]
                        : func.getArgumentTypes()[index];
+  // The arena argument --mw-static-arena adds with arena=argument.
+  if (attr.getName() == "mw.arena") {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (isResult || !isa<UnitAttr>(attr.getValue()) || !memref ||
+        memref.getRank() != 1 || !memref.hasStaticShape() ||
+        !memref.getElementType().isInteger(8))
+      return op->emitOpError()
+             << "'mw.arena' must be a unit attribute of a memref<Nxi8> "
+             << "argument, found on " << what << " #" << index << " of type "
+             << type;
+    return success();
+  }
   if (attr.getName() == MWDialect::kRoleAttrName)
     return verifyRole(op, what, index, type, attr.getValue(), isResult);
   if (attr.getName() == MWDialect::kNameAttrName)

@@ -1,0 +1,167 @@
+//===- PackerInternal.h - Shared machinery of the packer --------*- C++ -*-===//
+//
+// Private to lib/Planning. Every strategy works on an Instance: the buffers
+// with a non-zero size, their sizes in units of the alignment (so any offset
+// the algorithms produce is aligned by construction), their lifetimes mapped
+// to dense time indices, the lower bound, and the time-overlap ("conflict")
+// graph in CSR form, which the greedy placers and the canonical search both
+// walk. Zero-size buffers conflict with nothing and sit at offset 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_PLANNING_PACKERINTERNAL_H
+#define MEMWALL_LIB_PLANNING_PACKERINTERNAL_H
+
+#include "memwall/Planning/Packer.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memwall::planning::detail {
+
+/// The largest total of aligned sizes we accept: every arena any strategy
+/// builds is at most this total, so int64 arithmetic never overflows.
+constexpr uint64_t kMaxTotalBytes = uint64_t(1) << 62;
+
+struct Instance {
+  /// Index in the caller's buffer list of each packable buffer.
+  std::vector<uint32_t> origIndex;
+  /// Aligned size in units of the alignment; always > 0.
+  std::vector<int64_t> size;
+  /// Lifetime [start, end) over dense time indices 0..numTimes-1.
+  std::vector<int32_t> start, end;
+  int32_t numTimes = 0;
+  /// end - start in the caller's time, for orders that weigh lifetimes.
+  std::vector<int64_t> length;
+  /// Max over time of live units.
+  int64_t lowerBound = 0;
+  /// Live units at each time index.
+  std::vector<int64_t> load;
+  /// Conflicts of buffer i: adj[adjBegin[i] .. adjBegin[i+1]).
+  std::vector<int64_t> adjBegin;
+  std::vector<int32_t> adj;
+
+  int32_t numBuffers() const { return int32_t(size.size()); }
+  int64_t degree(int32_t i) const { return adjBegin[i + 1] - adjBegin[i]; }
+  const int32_t *conflictsBegin(int32_t i) const {
+    return adj.data() + adjBegin[i];
+  }
+  const int32_t *conflictsEnd(int32_t i) const {
+    return adj.data() + adjBegin[i + 1];
+  }
+};
+
+/// Validates `buffers` and builds the instance (conflicts included). Returns
+/// an error message, or an empty string.
+std::string buildInstance(const std::vector<PackBuffer> &buffers,
+                          uint64_t alignment, Instance &inst);
+
+/// Max over placed buffers of offset + size (units).
+int64_t arenaOf(const Instance &inst, const std::vector<int64_t> &offsets);
+
+//===----------------------------------------------------------------------===//
+// Greedy placement
+//===----------------------------------------------------------------------===//
+
+enum class Fit {
+  /// The smallest gap between time-overlapping placed buffers that holds the
+  /// buffer (lowest such gap on ties); above them all when none does.
+  Best,
+  /// The lowest gap that holds the buffer.
+  First,
+};
+
+/// Places buffers one at a time in a given order. Reusable across orders so
+/// that local search does not reallocate.
+class GreedyPlacer {
+public:
+  explicit GreedyPlacer(const Instance &inst) : inst(inst) {}
+
+  /// Places order[from..] given that order[..from) already sit at `offsets`
+  /// (all other entries of `offsets` must be -1). Stops early, returning a
+  /// value > cutoff, once the arena exceeds `cutoff`. Returns the arena.
+  int64_t run(const std::vector<int32_t> &order, size_t from, Fit fit,
+              std::vector<int64_t> &offsets, int64_t cutoff = INT64_MAX);
+
+  /// The offset `fit` picks for buffer `b` given the placed buffers.
+  int64_t findOffset(int32_t b, Fit fit, const std::vector<int64_t> &offsets);
+
+  /// Conflict entries scanned so far: the effort counter `best` budgets on.
+  int64_t work = 0;
+
+private:
+  const Instance &inst;
+  std::vector<std::pair<int64_t, int64_t>> segments;
+};
+
+/// The orders of the baselines and of `best`'s portfolio. Each is a total
+/// order (ties broken by index), hence deterministic.
+std::vector<int32_t> orderBySize(const Instance &inst);        // TFLite
+std::vector<int32_t> orderByBreadth(const Instance &inst);     // TFLite
+std::vector<int32_t> orderBySpatial(const Instance &inst);     // XLA
+std::vector<int32_t> orderByTemporal(const Instance &inst);    // XLA
+std::vector<int32_t> orderByStart(const Instance &inst);
+std::vector<int32_t> orderByConflictBytes(const Instance &inst);
+
+//===----------------------------------------------------------------------===//
+// Canonical search (MiniMalloc)
+//===----------------------------------------------------------------------===//
+
+enum class SearchOutcome { Found, Infeasible, OutOfBudget };
+
+/// The number of static preorders the search knows (MiniMalloc's WAT, TAW,
+/// TWA).
+constexpr int kNumPreorders = 3;
+
+struct SearchLimits {
+  /// Placements tried before giving up.
+  int64_t maxNodes = INT64_MAX;
+  /// Effort budget in work units (list and section entries visited, a proxy
+  /// for time that does not depend on the machine, so results are
+  /// deterministic).
+  int64_t maxWork = INT64_MAX;
+  /// Wall-clock deadline; only `exact` sets one.
+  bool hasDeadline = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+struct SearchStats {
+  int64_t nodes = 0;
+  int64_t work = 0;
+};
+
+/// Decides whether every buffer fits in [0, capacity) by depth-first search
+/// over canonical solutions with preorder `heuristic` (0..kNumPreorders-1);
+/// on Found, `offsets` holds a packing. Effort is added to `stats`.
+SearchOutcome searchCanonical(const Instance &inst, int64_t capacity,
+                              int heuristic, const SearchLimits &limits,
+                              std::vector<int64_t> &offsets,
+                              SearchStats &stats);
+
+/// searchCanonical over all preorders in rounds of doubling budgets, until
+/// one finds a packing or proves there is none, or `limits` run out.
+SearchOutcome decideCapacity(const Instance &inst, int64_t capacity,
+                             const SearchLimits &limits,
+                             std::vector<int64_t> &offsets,
+                             SearchStats &stats);
+
+//===----------------------------------------------------------------------===//
+// Strategies on an instance (offsets in units, -1 never returned)
+//===----------------------------------------------------------------------===//
+
+/// `best`: returns the arena in units.
+int64_t packBest(const Instance &inst, std::vector<int64_t> &offsets);
+
+struct ExactStats {
+  bool provenOptimal = false;
+  bool timedOut = false;
+};
+/// `exact`: returns the arena in units.
+int64_t packExact(const Instance &inst, double timeLimitSeconds,
+                  std::vector<int64_t> &offsets, ExactStats &stats);
+
+} // namespace memwall::planning::detail
+
+#endif // MEMWALL_LIB_PLANNING_PACKERINTERNAL_H
