@@ -188,13 +188,11 @@ BasicTensor<Real> BasicTensor<Real>::zeros(ElemKind kind,
   return t;
 }
 
-template <typename Real>
-int64_t BasicTensor<Real>::numElements() const {
+template <typename Real> int64_t BasicTensor<Real>::numElements() const {
   return product(shape);
 }
 
-template <typename Real>
-bool BasicTensor<Real>::matches(Type type) const {
+template <typename Real> bool BasicTensor<Real>::matches(Type type) const {
   auto t = dyn_cast<RankedTensorType>(type);
   if (!t)
     return false;
@@ -202,8 +200,7 @@ bool BasicTensor<Real>::matches(Type type) const {
   return succeeded(k) && *k == kind && t.getShape() == ArrayRef(shape);
 }
 
-template <typename Real>
-std::string BasicTensor<Real>::typeString() const {
+template <typename Real> std::string BasicTensor<Real>::typeString() const {
   std::string s = "tensor<";
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
@@ -287,16 +284,14 @@ static AxisSplit splitAxis(ArrayRef<int64_t> shape, int64_t axis) {
 
 /// Rounds to `kind` like roundToKind; f32 values are left alone, which in
 /// the f64 mode keeps them unrounded and in the f32 mode is exact anyway.
-template <typename Real>
-static Real roundReal(ElemKind kind, Real x) {
+template <typename Real> static Real roundReal(ElemKind kind, Real x) {
   if (kind == ElemKind::F32)
     return x;
   return static_cast<Real>(roundToKind(kind, static_cast<float>(x)));
 }
 
 namespace {
-template <typename Real>
-class Interpreter {
+template <typename Real> class Interpreter {
 public:
   using Tensor = BasicTensor<Real>;
 
@@ -338,8 +333,7 @@ private:
   Results unary(Operation *op);
   Results castOp(CastOp op);
   Results matmul(MatmulOp op);
-  template <typename ReduceOp>
-  Results reduce(ReduceOp op, int kind);
+  template <typename ReduceOp> Results reduce(ReduceOp op, int kind);
   Results softmax(Operation *op, int64_t axis, bool log);
   Results layerNorm(LayerNormOp op);
   Results rmsNorm(RmsNormOp op);
@@ -368,8 +362,8 @@ private:
   LogicalResult checkIndex(Operation *op, StringRef what, int64_t index,
                            int64_t bound) {
     if (index < 0 || index >= bound)
-      return op->emitError() << what << " " << index << " is out of range [0, "
-                             << bound << ")";
+      return op->emitError()
+             << what << " " << index << " is out of range [0, " << bound << ")";
     return success();
   }
 
@@ -379,7 +373,8 @@ private:
 } // namespace
 
 template <typename Real>
-FailureOr<SmallVector<BasicTensor<Real>>> Interpreter<Real>::run(ArrayRef<Tensor> args) {
+FailureOr<SmallVector<BasicTensor<Real>>>
+Interpreter<Real>::run(ArrayRef<Tensor> args) {
   Region &body = func.getFunctionBody();
   if (body.empty())
     return func.emitError("cannot evaluate a function without a body");
@@ -392,10 +387,10 @@ FailureOr<SmallVector<BasicTensor<Real>>> Interpreter<Real>::run(ArrayRef<Tensor
                             << " arguments, got " << args.size();
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     if (!args[i].matches(arg.getType()))
-      return func.emitError() << "argument #" << i << " ('"
-                              << argumentName(func, i) << "') has type "
-                              << args[i].typeString() << ", expected "
-                              << arg.getType();
+      return func.emitError()
+             << "argument #" << i << " ('" << argumentName(func, i)
+             << "') has type " << args[i].typeString() << ", expected "
+             << arg.getType();
     values.try_emplace(arg, args[i]);
   }
   for (Operation &op : block) {
@@ -416,15 +411,26 @@ FailureOr<SmallVector<BasicTensor<Real>>> Interpreter<Real>::run(ArrayRef<Tensor
   return func.emitError("function body has no func.return");
 }
 
-enum class UnaryFn { Neg, Exp, Log, Tanh, Sqrt, Rsqrt, Reciprocal, Relu,
-                     Sigmoid, Silu, GeluErf, GeluTanh };
+enum class UnaryFn {
+  Neg,
+  Exp,
+  Log,
+  Tanh,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Relu,
+  Sigmoid,
+  Silu,
+  GeluErf,
+  GeluTanh
+};
 enum class BinaryFn { Add, Sub, Mul, Div, Max };
 
 template <typename Real>
 typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
   for (Value v : op->getOperands())
-    if (!isa<RankedTensorType>(v.getType()) ||
-        !typeOf(v).hasStaticShape() ||
+    if (!isa<RankedTensorType>(v.getType()) || !typeOf(v).hasStaticShape() ||
         failed(elemKindOf(typeOf(v).getElementType())))
       return op->emitError("the evaluator supports static tensors of f32, "
                            "f16, bf16, i32 and i64 only, got ")
@@ -434,8 +440,9 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       .Case([&](SplatOp o) { return splat(o); })
       .template Case<AddOp, SubOp, MulOp, DivOp, MaximumOp>(
           [&](Operation *o) { return binary(o); })
-      .template Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp, ReluOp,
-            SigmoidOp, SiluOp, GeluOp>([&](Operation *o) { return unary(o); })
+      .template Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp,
+                     ReluOp, SigmoidOp, SiluOp, GeluOp>(
+          [&](Operation *o) { return unary(o); })
       .Case([&](CastOp o) { return castOp(o); })
       .Case([&](MatmulOp o) { return matmul(o); })
       .Case([&](ReduceSumOp o) { return reduce(o, 0); })
@@ -538,10 +545,18 @@ typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
     forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
       Real x = a.f[o[0]], y = b.f[o[1]], r = 0;
       switch (fn) {
-      case BinaryFn::Add: r = x + y; break;
-      case BinaryFn::Sub: r = x - y; break;
-      case BinaryFn::Mul: r = x * y; break;
-      case BinaryFn::Div: r = x / y; break;
+      case BinaryFn::Add:
+        r = x + y;
+        break;
+      case BinaryFn::Sub:
+        r = x - y;
+        break;
+      case BinaryFn::Mul:
+        r = x * y;
+        break;
+      case BinaryFn::Div:
+        r = x / y;
+        break;
       case BinaryFn::Max:
         r = (std::isnan(x) || std::isnan(y)) ? NAN : std::max(x, y);
         break;
@@ -558,9 +573,15 @@ typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
     uint64_t y = static_cast<uint64_t>(b.i[o[1]]);
     int64_t r = 0;
     switch (fn) {
-    case BinaryFn::Add: r = static_cast<int64_t>(x + y); break;
-    case BinaryFn::Sub: r = static_cast<int64_t>(x - y); break;
-    case BinaryFn::Mul: r = static_cast<int64_t>(x * y); break;
+    case BinaryFn::Add:
+      r = static_cast<int64_t>(x + y);
+      break;
+    case BinaryFn::Sub:
+      r = static_cast<int64_t>(x - y);
+      break;
+    case BinaryFn::Mul:
+      r = static_cast<int64_t>(x * y);
+      break;
     case BinaryFn::Div:
       if (b.i[o[1]] == 0)
         divByZero = true;
@@ -569,7 +590,9 @@ typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
       else
         r = a.i[o[0]] / b.i[o[1]];
       break;
-    case BinaryFn::Max: r = std::max(a.i[o[0]], b.i[o[1]]); break;
+    case BinaryFn::Max:
+      r = std::max(a.i[o[0]], b.i[o[1]]);
+      break;
     }
     out.i[n] = wrapToKind(out.kind, r);
   });
@@ -578,58 +601,70 @@ typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
   return one(std::move(out));
 }
 
-template <typename Real>
-static Real sigmoidf(Real x) { return 1.0f / (1.0f + std::exp(-x)); }
+template <typename Real> static Real sigmoidf(Real x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 static constexpr double kSqrt2OverPi = 0.7978845608028654;
 static constexpr double kGeluCoeff = 0.044715;
 static constexpr double kInvSqrt2 = 0.7071067811865476;
 static constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
-template <typename Real>
-static Real applyUnary(UnaryFn fn, Real x) {
+template <typename Real> static Real applyUnary(UnaryFn fn, Real x) {
   switch (fn) {
-  case UnaryFn::Neg: return -x;
-  case UnaryFn::Exp: return std::exp(x);
-  case UnaryFn::Log: return std::log(x);
-  case UnaryFn::Tanh: return std::tanh(x);
-  case UnaryFn::Sqrt: return std::sqrt(x);
-  case UnaryFn::Rsqrt: return 1.0f / std::sqrt(x);
-  case UnaryFn::Reciprocal: return 1.0f / x;
-  case UnaryFn::Relu: return x < 0.0f ? 0.0f : x;
-  case UnaryFn::Sigmoid: return sigmoidf(x);
-  case UnaryFn::Silu: return x * sigmoidf(x);
-  case UnaryFn::GeluErf: return 0.5f * x * (1.0f + std::erf(x * Real(kInvSqrt2)));
+  case UnaryFn::Neg:
+    return -x;
+  case UnaryFn::Exp:
+    return std::exp(x);
+  case UnaryFn::Log:
+    return std::log(x);
+  case UnaryFn::Tanh:
+    return std::tanh(x);
+  case UnaryFn::Sqrt:
+    return std::sqrt(x);
+  case UnaryFn::Rsqrt:
+    return 1.0f / std::sqrt(x);
+  case UnaryFn::Reciprocal:
+    return 1.0f / x;
+  case UnaryFn::Relu:
+    return x < 0.0f ? 0.0f : x;
+  case UnaryFn::Sigmoid:
+    return sigmoidf(x);
+  case UnaryFn::Silu:
+    return x * sigmoidf(x);
+  case UnaryFn::GeluErf:
+    return 0.5f * x * (1.0f + std::erf(x * Real(kInvSqrt2)));
   case UnaryFn::GeluTanh:
     return 0.5f * x *
-           (1.0f + std::tanh(Real(kSqrt2OverPi) * (x + Real(kGeluCoeff) * x * x * x)));
+           (1.0f +
+            std::tanh(Real(kSqrt2OverPi) * (x + Real(kGeluCoeff) * x * x * x)));
   }
   return x;
 }
 
 template <typename Real>
 typename Interpreter<Real>::Results Interpreter<Real>::unary(Operation *op) {
-  UnaryFn fn =
-      llvm::TypeSwitch<Operation *, UnaryFn>(op)
-          .Case([](NegOp) { return UnaryFn::Neg; })
-          .Case([](ExpOp) { return UnaryFn::Exp; })
-          .Case([](LogOp) { return UnaryFn::Log; })
-          .Case([](TanhOp) { return UnaryFn::Tanh; })
-          .Case([](SqrtOp) { return UnaryFn::Sqrt; })
-          .Case([](RsqrtOp) { return UnaryFn::Rsqrt; })
-          .Case([](ReciprocalOp) { return UnaryFn::Reciprocal; })
-          .Case([](ReluOp) { return UnaryFn::Relu; })
-          .Case([](SigmoidOp) { return UnaryFn::Sigmoid; })
-          .Case([](SiluOp) { return UnaryFn::Silu; })
-          .Case([](GeluOp g) {
-            return g.getApproximate() == GeluApproximation::tanh
-                       ? UnaryFn::GeluTanh
-                       : UnaryFn::GeluErf;
-          })
-          .Default([](Operation *) { return UnaryFn::Neg; });
+  UnaryFn fn = llvm::TypeSwitch<Operation *, UnaryFn>(op)
+                   .Case([](NegOp) { return UnaryFn::Neg; })
+                   .Case([](ExpOp) { return UnaryFn::Exp; })
+                   .Case([](LogOp) { return UnaryFn::Log; })
+                   .Case([](TanhOp) { return UnaryFn::Tanh; })
+                   .Case([](SqrtOp) { return UnaryFn::Sqrt; })
+                   .Case([](RsqrtOp) { return UnaryFn::Rsqrt; })
+                   .Case([](ReciprocalOp) { return UnaryFn::Reciprocal; })
+                   .Case([](ReluOp) { return UnaryFn::Relu; })
+                   .Case([](SigmoidOp) { return UnaryFn::Sigmoid; })
+                   .Case([](SiluOp) { return UnaryFn::Silu; })
+                   .Case([](GeluOp g) {
+                     return g.getApproximate() == GeluApproximation::tanh
+                                ? UnaryFn::GeluTanh
+                                : UnaryFn::GeluErf;
+                   })
+                   .Default([](Operation *) { return UnaryFn::Neg; });
   Tensor out = get(op->getOperand(0));
   if (!out.isFloat()) { // only neg accepts integers
     for (int64_t &x : out.i)
-      x = wrapToKind(out.kind, static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
+      x = wrapToKind(out.kind,
+                     static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
     return one(std::move(out));
   }
   for (Real &x : out.f)
@@ -648,8 +683,10 @@ typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
                               : intToKind(out.kind, in.i[n]);
     } else if (in.isFloat()) {
       double v = std::trunc(static_cast<double>(in.f[n]));
-      double lo = out.kind == ElemKind::I32 ? -2147483648.0 : -9.2233720368547758e18;
-      double hi = out.kind == ElemKind::I32 ? 2147483647.0 : 9.2233720368547748e18;
+      double lo =
+          out.kind == ElemKind::I32 ? -2147483648.0 : -9.2233720368547758e18;
+      double hi =
+          out.kind == ElemKind::I32 ? 2147483647.0 : 9.2233720368547748e18;
       if (!(v >= lo && v <= hi))
         return op.emitError("cannot cast ")
                << in.f[n] << " to " << elemKindName(out.kind)
@@ -676,8 +713,10 @@ typename Interpreter<Real>::Results Interpreter<Real>::matmul(MatmulOp op) {
   int64_t m = outShape[orr - 2], n = outShape[orr - 1];
   int64_t k = op.getTransposeLhs() ? a.shape[ar - 2] : a.shape[ar - 1];
   // Element strides of the two matrix dimensions after the transposes.
-  int64_t aRow = op.getTransposeLhs() ? 1 : k, aCol = op.getTransposeLhs() ? m : 1;
-  int64_t bRow = op.getTransposeRhs() ? 1 : n, bCol = op.getTransposeRhs() ? k : 1;
+  int64_t aRow = op.getTransposeLhs() ? 1 : k,
+          aCol = op.getTransposeLhs() ? m : 1;
+  int64_t bRow = op.getTransposeRhs() ? 1 : n,
+          bCol = op.getTransposeRhs() ? k : 1;
   ArrayRef<int64_t> batch = outShape.drop_back(2);
   SmallVector<int64_t> aBatch(ArrayRef<int64_t>(a.shape).drop_back(2));
   SmallVector<int64_t> bBatch(ArrayRef<int64_t>(b.shape).drop_back(2));
@@ -703,15 +742,16 @@ typename Interpreter<Real>::Results Interpreter<Real>::matmul(MatmulOp op) {
 /// kind: 0 sum, 1 max, 2 mean.
 template <typename Real>
 template <typename ReduceOp>
-typename Interpreter<Real>::Results Interpreter<Real>::reduce(ReduceOp op, int kind) {
+typename Interpreter<Real>::Results Interpreter<Real>::reduce(ReduceOp op,
+                                                              int kind) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   ArrayRef<int64_t> axes = op.getAxes();
   // Output strides over the input's index space: reduced axes contribute 0.
   SmallVector<int64_t> keepShape;
   for (auto [d, size] : llvm::enumerate(in.shape))
-    keepShape.push_back(llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1
-                                                                          : size);
+    keepShape.push_back(
+        llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1 : size);
   SmallVector<int64_t> outStrides = stridesOf(keepShape);
   for (int64_t axis : axes)
     outStrides[axis] = 0;
@@ -755,8 +795,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::reduce(ReduceOp op, int k
 //===----------------------------------------------------------------------===//
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::softmax(Operation *op, int64_t axis,
-                                          bool log) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::softmax(Operation *op, int64_t axis, bool log) {
   const Tensor &in = get(op->getOperand(0));
   Tensor out = zerosLike(op->getResult(0));
   AxisSplit s = splitAxis(in.shape, axis);
@@ -778,7 +818,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::softmax(Operation *op, in
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::layerNorm(LayerNormOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::layerNorm(LayerNormOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &b = get(op.getBeta());
@@ -836,7 +877,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::rmsNorm(RmsNormOp op) {
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::embedding(EmbeddingOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::embedding(EmbeddingOp op) {
   const Tensor &table = get(op.getTable());
   const Tensor &idx = get(op.getIndices());
   Tensor out = zerosLike(op.getResult());
@@ -850,7 +892,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::embedding(EmbeddingOp op)
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
   const Tensor &logits = get(op->getOperand(0));
   const Tensor &labels = get(op->getOperand(1));
   int64_t ignore =
@@ -915,7 +958,8 @@ static bool allowed(bool causal, int64_t i, int64_t j) {
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::attention(AttentionOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::attention(AttentionOp op) {
   const Tensor &q = get(op.getQuery());
   const Tensor &k = get(op.getKey());
   const Tensor &v = get(op.getValue());
@@ -963,7 +1007,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::attention(AttentionOp op)
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::attentionGrad(AttentionGradOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::attentionGrad(AttentionGradOp op) {
   const Tensor &q = get(op.getQuery());
   const Tensor &k = get(op.getKey());
   const Tensor &v = get(op.getValue());
@@ -978,9 +1023,9 @@ typename Interpreter<Real>::Results Interpreter<Real>::attentionGrad(AttentionGr
   // The default 1/sqrt(D) in double, exactly as AttentionOp's
   // getEffectiveScale: an f32 1/sqrtf(D) differs in the last bit for D = 6,
   // 7, 24, ..., and the recomputed probabilities would then not match lse.
-  Real scale = static_cast<Real>(
-      scaleAttr ? scaleAttr->convertToDouble()
-                : 1.0 / std::sqrt(static_cast<double>(d)));
+  Real scale =
+      static_cast<Real>(scaleAttr ? scaleAttr->convertToDouble()
+                                  : 1.0 / std::sqrt(static_cast<double>(d)));
   bool causal = op.getCausal();
   std::vector<Real> p(sk), dp(sk);
   for (int64_t h = 0; h < bh; ++h)
@@ -1052,7 +1097,8 @@ static void copyElement(const TensorT &in, int64_t src, TensorT &out,
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::transpose(TransposeOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::transpose(TransposeOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   SmallVector<int64_t> inStrides = stridesOf(in.shape);
@@ -1066,7 +1112,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::transpose(TransposeOp op)
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::broadcastTo(BroadcastToOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::broadcastTo(BroadcastToOp op) {
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   std::array<SmallVector<int64_t>, 1> strides = {
@@ -1119,7 +1166,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::concat(ConcatOp op) {
 //===----------------------------------------------------------------------===//
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::activationGrad(Operation *op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::activationGrad(Operation *op) {
   const Tensor &x = get(op->getOperand(0));
   const Tensor &dy = get(op->getOperand(1));
   Tensor out = zerosLike(op->getResult(0));
@@ -1148,8 +1196,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::activationGrad(Operation 
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::softmaxGrad(Operation *op, int64_t axis,
-                                              bool log) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::softmaxGrad(Operation *op, int64_t axis, bool log) {
   const Tensor &y = get(op->getOperand(0));
   const Tensor &dy = get(op->getOperand(1));
   Tensor out = zerosLike(op->getResult(0));
@@ -1169,7 +1217,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::softmaxGrad(Operation *op
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::reduceMaxGrad(ReduceMaxGradOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::reduceMaxGrad(ReduceMaxGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &m = get(op.getOutput());
   const Tensor &dm = get(op.getGradOutput());
@@ -1177,8 +1226,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::reduceMaxGrad(ReduceMaxGr
   ArrayRef<int64_t> axes = op.getAxes();
   SmallVector<int64_t> keepShape;
   for (auto [d, size] : llvm::enumerate(x.shape))
-    keepShape.push_back(llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1
-                                                                          : size);
+    keepShape.push_back(
+        llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1 : size);
   SmallVector<int64_t> outStrides = stridesOf(keepShape);
   for (int64_t axis : axes)
     outStrides[axis] = 0;
@@ -1197,7 +1246,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::reduceMaxGrad(ReduceMaxGr
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::layerNormGrad(LayerNormGradOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::layerNormGrad(LayerNormGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &mean = get(op.getMean());
@@ -1239,7 +1289,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::layerNormGrad(LayerNormGr
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::rmsNormGrad(RmsNormGradOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::rmsNormGrad(RmsNormGradOp op) {
   const Tensor &x = get(op.getInput());
   const Tensor &g = get(op.getGamma());
   const Tensor &rstd = get(op.getRstd());
@@ -1274,7 +1325,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::rmsNormGrad(RmsNormGradOp
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::embeddingGrad(EmbeddingGradOp op) {
+typename Interpreter<Real>::Results
+Interpreter<Real>::embeddingGrad(EmbeddingGradOp op) {
   const Tensor &idx = get(op.getIndices());
   const Tensor &dy = get(op.getGradOutput());
   Tensor out = zerosLike(op.getResult());
@@ -1345,8 +1397,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::sgd(SgdOp op) {
   Real lr = static_cast<Real>(op.getLr().convertToDouble());
   Real mom = static_cast<Real>(op.getMomentum().convertToDouble());
   // 1 - dampening in double, as PyTorch computes it on the host.
-  Real keep =
-      static_cast<Real>(1.0 - op.getDampening().convertToDouble());
+  Real keep = static_cast<Real>(1.0 - op.getDampening().convertToDouble());
   Real wd = static_cast<Real>(op.getWeightDecay().convertToDouble());
   bool nesterov = op.getNesterov();
   std::optional<Tensor> buf;
@@ -1376,8 +1427,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::sgd(SgdOp op) {
 //===----------------------------------------------------------------------===//
 
 template <typename Real>
-typename Interpreter<Real>::Results
-Interpreter<Real>::foundInf(FoundInfOp op) {
+typename Interpreter<Real>::Results Interpreter<Real>::foundInf(FoundInfOp op) {
   bool found = false;
   for (Value in : op.getInputs())
     for (Real x : get(in).f)
@@ -1423,7 +1473,8 @@ Interpreter<Real>::lossScaleUpdate(LossScaleUpdateOp op) {
   if (overflow) {
     if (delayedShift == 1 || hyst == 1) {
       double halved = scale / factor;
-      scale = minScale > halved ? minScale : halved; // Python's max(halved, min)
+      scale =
+          minScale > halved ? minScale : halved; // Python's max(halved, min)
     } else {
       hyst = wrapAdd(hyst, -1);
     }
@@ -1468,16 +1519,16 @@ mlir::mw::eval::evaluate64(FunctionOpInterface func, ArrayRef<Tensor64> args) {
 
 std::string mlir::mw::eval::argumentName(FunctionOpInterface func,
                                          unsigned index) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(index,
-                                                    MWDialect::kNameAttrName))
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(index, MWDialect::kNameAttrName))
     return name.getValue().str();
   return "arg" + std::to_string(index);
 }
 
 std::string mlir::mw::eval::resultName(FunctionOpInterface func,
                                        unsigned index) {
-  if (auto name = func.getResultAttrOfType<StringAttr>(
-          index, MWDialect::kNameAttrName))
+  if (auto name =
+          func.getResultAttrOfType<StringAttr>(index, MWDialect::kNameAttrName))
     return name.getValue().str();
   return "result" + std::to_string(index);
 }
@@ -1554,7 +1605,8 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
   // output differs between standard libraries.
   std::mt19937_64 rng(seed);
   auto uniform01 = [&] {
-    return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return (static_cast<double>(rng() >> 11) + 0.5) *
+           (1.0 / 9007199254740992.0);
   };
   auto normal = [&] {
     double u1 = uniform01(), u2 = uniform01();
@@ -1564,8 +1616,8 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
   Region &body = func.getFunctionBody();
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-    Tensor t = Tensor::zeros(*elemKindOf(type.getElementType()),
-                             type.getShape());
+    Tensor t =
+        Tensor::zeros(*elemKindOf(type.getElementType()), type.getShape());
     Value arg = body.empty() ? Value() : body.getArgument(i);
     auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
     if (std::optional<double> v =
@@ -1585,7 +1637,8 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
         std::fill(t.i.begin(), t.i.end(), 1);
     } else if (t.isFloat()) {
       std::string name = argumentName(func, i);
-      bool normScale = type.getRank() == 1 && StringRef(name).ends_with("weight");
+      bool normScale =
+          type.getRank() == 1 && StringRef(name).ends_with("weight");
       for (float &x : t.f)
         x = roundToKind(t.kind, static_cast<float>((normScale ? 1.0 : 0.0) +
                                                    0.02 * normal()));

@@ -69,9 +69,7 @@ int argIndex(func::FuncOp f, StringRef name) {
 
 class AutodiffTest : public ::testing::Test {
 protected:
-  AutodiffTest() {
-    ctx.loadDialect<MWDialect, func::FuncDialect>();
-  }
+  AutodiffTest() { ctx.loadDialect<MWDialect, func::FuncDialect>(); }
   MLIRContext ctx;
 };
 
@@ -139,7 +137,8 @@ void checkGradients(MLIRContext &ctx, StringRef preset) {
     }
   }
   EXPECT_GT(checked, 0);
-  ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
+  ::testing::Test::RecordProperty("worst_relative_error",
+                                  std::to_string(worst));
 }
 
 TEST_F(AutodiffTest, GradientsMatchFiniteDifferencesGpt2Tiny) {
@@ -215,7 +214,8 @@ TEST_F(AutodiffTest, GradientAccumulationMatchesOneBatch) {
   EXPECT_NEAR((*a)[0].f[0], (*b)[0].f[0], 1e-5);
   for (size_t r = 1; r < a->size(); ++r)
     for (size_t k = 0; k < (*a)[r].f.size(); ++k)
-      ASSERT_NEAR((*a)[r].f[k], (*b)[r].f[k], 1e-5 + 1e-4 * std::abs((*a)[r].f[k]))
+      ASSERT_NEAR((*a)[r].f[k], (*b)[r].f[k],
+                  1e-5 + 1e-4 * std::abs((*a)[r].f[k]))
           << "result " << r << " element " << k;
 }
 
@@ -346,8 +346,9 @@ TEST_F(AutodiffTest, Fp16StepLearnsGpt2Tiny) {
   RecordProperty("first_loss", std::to_string(losses.front()));
   RecordProperty("last_loss", std::to_string(losses.back()));
   RecordProperty("skipped_steps", std::to_string(skipped));
-  RecordProperty("final_scale",
-                 std::to_string(state[argIndex(s.step, "loss_scale.scale")].f[0]));
+  RecordProperty(
+      "final_scale",
+      std::to_string(state[argIndex(s.step, "loss_scale.scale")].f[0]));
 }
 
 TEST_F(AutodiffTest, Fp16OverflowSkipsTheStep) {

@@ -57,9 +57,8 @@ TEST_F(MWTest, BroadcastShapes) {
 
 TEST_F(MWTest, BinaryBuilderInfersBroadcastType) {
   func::FuncOp func = makeFunc({f32({4, 1}), f32({8})});
-  auto add = builder.create<mw::AddOp>(builder.getUnknownLoc(),
-                                       func.getArgument(0),
-                                       func.getArgument(1));
+  auto add = builder.create<mw::AddOp>(
+      builder.getUnknownLoc(), func.getArgument(0), func.getArgument(1));
   EXPECT_EQ(add.getType(), f32({4, 8}));
   EXPECT_EQ(cast<mw::CostOpInterface>(add.getOperation()).getFlops(), 32);
   EXPECT_EQ(cast<mw::CostOpInterface>(add.getOperation()).getBytesRead(),
@@ -97,8 +96,8 @@ TEST_F(MWTest, CausalAttentionCountsTheLowerTriangle) {
 TEST_F(MWTest, VerifierRejectsMismatchedContraction) {
   func::FuncOp func = makeFunc({f32({4, 64}), f32({32, 8})});
   builder.create<mw::MatmulOp>(builder.getUnknownLoc(), f32({4, 8}),
-                               func.getArgument(0), func.getArgument(1),
-                               false, false);
+                               func.getArgument(0), func.getArgument(1), false,
+                               false);
   builder.create<func::ReturnOp>(builder.getUnknownLoc());
   std::string message;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
@@ -111,11 +110,11 @@ TEST_F(MWTest, VerifierRejectsMismatchedContraction) {
 
 TEST_F(MWTest, TensorBytesRoundsSubByteTypesUp) {
   EXPECT_EQ(mw::detail::tensorBytes(f32({3, 5})), 60);
-  EXPECT_EQ(mw::detail::tensorBytes(
-                RankedTensorType::get({3}, builder.getI1Type())),
-            1);
-  EXPECT_EQ(mw::detail::tensorBytes(
-                RankedTensorType::get({ShapedType::kDynamic}, builder.getF32Type())),
+  EXPECT_EQ(
+      mw::detail::tensorBytes(RankedTensorType::get({3}, builder.getI1Type())),
+      1);
+  EXPECT_EQ(mw::detail::tensorBytes(RankedTensorType::get(
+                {ShapedType::kDynamic}, builder.getF32Type())),
             0);
   EXPECT_EQ(mw::detail::tensorBytes(builder.getF32Type()), 0);
 }
@@ -152,10 +151,9 @@ TEST_F(MWTest, LossScalingOpsCost) {
 
 TEST_F(MWTest, BuildersInferResultTypes) {
   RankedTensorType x = f32({2, 3, 8});
-  func::FuncOp func =
-      makeFunc({x, f32({16, 8}), f32({8}), f32({2, 4, 5, 8}),
-                RankedTensorType::get({2, 3}, builder.getI32Type()),
-                f32({10, 8})});
+  func::FuncOp func = makeFunc(
+      {x, f32({16, 8}), f32({8}), f32({2, 4, 5, 8}),
+       RankedTensorType::get({2, 3}, builder.getI32Type()), f32({10, 8})});
   Location loc = builder.getUnknownLoc();
   Value in = func.getArgument(0), w = func.getArgument(1);
   Value g = func.getArgument(2), q = func.getArgument(3);
@@ -167,7 +165,8 @@ TEST_F(MWTest, BuildersInferResultTypes) {
   auto mean = builder.create<mw::ReduceMeanOp>(loc, in, ArrayRef<int64_t>{2},
                                                /*keepdims=*/true);
   EXPECT_EQ(mean.getType(), f32({2, 3, 1}));
-  auto t = builder.create<mw::TransposeOp>(loc, q, ArrayRef<int64_t>{0, 2, 1, 3});
+  auto t =
+      builder.create<mw::TransposeOp>(loc, q, ArrayRef<int64_t>{0, 2, 1, 3});
   EXPECT_EQ(t.getType(), f32({2, 5, 4, 8}));
   auto ln = builder.create<mw::LayerNormOp>(loc, in, g, g);
   EXPECT_EQ(ln.getMean().getType(), f32({2, 3}));

@@ -23,9 +23,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -166,7 +166,8 @@ static Tensor fromTensorData(const mwrt::TensorData &d, ElemKind kind) {
     case ElemKind::BF16: {
       uint16_t h;
       std::memcpy(&h, p + 2 * k, 2);
-      t.f[k] = kind == ElemKind::F16 ? halfBitsToFloat(h) : bfloatBitsToFloat(h);
+      t.f[k] =
+          kind == ElemKind::F16 ? halfBitsToFloat(h) : bfloatBitsToFloat(h);
       break;
     }
     case ElemKind::I32: {
@@ -252,7 +253,8 @@ static FailureOr<FunctionOpInterface> findEntry(ModuleOp module) {
     for (FunctionOpInterface f : candidates)
       if (f.getName() == entry)
         return f;
-    auto diag = module.emitError() << "no function '" << entry << "' with a body";
+    auto diag = module.emitError()
+                << "no function '" << entry << "' with a body";
     diag << "; functions:";
     for (FunctionOpInterface f : candidates)
       diag << " @" << f.getName();
@@ -324,21 +326,21 @@ static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
     auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
     ElemKind kind = *elemKindOf(type.getElementType());
     std::string name = argumentName(func, i);
-    std::string expected = std::string(elemKindName(kind)) + " " +
-                           shapeString(type.getShape());
+    std::string expected =
+        std::string(elemKindName(kind)) + " " + shapeString(type.getShape());
     auto it = source.find(name);
     if (it == source.end())
-      return fail("missing input '" + name + "' (argument #" + Twine(i) +
-                  ", " + expected + ") in " + fileList());
+      return fail("missing input '" + name + "' (argument #" + Twine(i) + ", " +
+                  expected + ") in " + fileList());
     const std::string &path = inputsFiles[it->second];
     const mwrt::TensorData *d = files[it->second].find(name);
     used.insert(name);
     std::optional<ElemKind> got = fromDType(d->dtype);
-    std::string have = std::string(mwrt::dtypeName(d->dtype)) + " " +
-                       shapeString(d->shape);
-    if (!got || *got != kind || d->shape != std::vector<int64_t>(
-                                                type.getShape().begin(),
-                                                type.getShape().end()))
+    std::string have =
+        std::string(mwrt::dtypeName(d->dtype)) + " " + shapeString(d->shape);
+    if (!got || *got != kind ||
+        d->shape != std::vector<int64_t>(type.getShape().begin(),
+                                         type.getShape().end()))
       return fail("input '" + name + "' in " + path + " is " + have +
                   ", but argument #" + Twine(i) + " is " + expected);
     args.push_back(fromTensorData(*d, kind));

@@ -37,7 +37,9 @@ static ArrayRef<int64_t> shapeOf(Value v) {
 static Type elemOf(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
-static int64_t rankOf(Value v) { return cast<ShapedType>(v.getType()).getRank(); }
+static int64_t rankOf(Value v) {
+  return cast<ShapedType>(v.getType()).getRank();
+}
 
 FailureOr<SmallVector<int64_t>>
 mlir::mw::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
@@ -99,9 +101,9 @@ static LogicalResult expectType(Operation *op, Value value, StringRef name,
 static LogicalResult expectSameType(Operation *op, Value value, StringRef name,
                                     Value like, StringRef likeName) {
   if (value.getType() != like.getType())
-    return op->emitOpError() << name << " type " << value.getType()
-                             << " differs from the " << likeName << " type "
-                             << like.getType();
+    return op->emitOpError()
+           << name << " type " << value.getType() << " differs from the "
+           << likeName << " type " << like.getType();
   return success();
 }
 
@@ -109,9 +111,9 @@ static LogicalResult expectSameElement(Operation *op, Value value,
                                        StringRef name, Value like,
                                        StringRef likeName) {
   if (elemOf(value) != elemOf(like))
-    return op->emitOpError() << name << " element type " << elemOf(value)
-                             << " differs from the " << likeName
-                             << " element type " << elemOf(like);
+    return op->emitOpError()
+           << name << " element type " << elemOf(value) << " differs from the "
+           << likeName << " element type " << elemOf(like);
   return success();
 }
 
@@ -129,8 +131,8 @@ static LogicalResult expectRank(Operation *op, Value value, StringRef name,
 static LogicalResult verifyAxisInRange(Operation *op, int64_t axis,
                                        int64_t rank) {
   if (axis < 0 || axis >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -147,9 +149,8 @@ static LogicalResult verifyAxes(Operation *op, ArrayRef<int64_t> axes,
   return success();
 }
 
-static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
-                                         ArrayRef<int64_t> axes,
-                                         bool keepdims) {
+static SmallVector<int64_t>
+reducedShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes, bool keepdims) {
   SmallVector<int64_t> out;
   for (auto [i, d] : llvm::enumerate(shape)) {
     bool reduced = llvm::is_contained(axes, static_cast<int64_t>(i));
@@ -171,16 +172,16 @@ RankedTensorType mlir::mw::inferReduceType(Type input, ArrayRef<int64_t> axes,
 static LogicalResult verifyNonNegative(Operation *op, StringRef name,
                                        double value) {
   if (!(value >= 0.0) || std::isinf(value))
-    return op->emitOpError() << name << " must be finite and non-negative, got "
-                             << value;
+    return op->emitOpError()
+           << name << " must be finite and non-negative, got " << value;
   return success();
 }
 
 static LogicalResult verifyPositive(Operation *op, StringRef name,
                                     double value) {
   if (!(value > 0.0) || std::isinf(value))
-    return op->emitOpError() << name << " must be finite and positive, got "
-                             << value;
+    return op->emitOpError()
+           << name << " must be finite and positive, got " << value;
   return success();
 }
 
@@ -297,15 +298,14 @@ LogicalResult MatmulOp::verify() {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-template <typename ReduceOp>
-static LogicalResult verifyReduce(ReduceOp op) {
+template <typename ReduceOp> static LogicalResult verifyReduce(ReduceOp op) {
   ArrayRef<int64_t> axes = op.getAxes();
   if (failed(verifyAxes(op, axes, rankOf(op.getInput()))))
     return failure();
-  return expectType(op, op.getResult(), "result",
-                    reducedShape(shapeOf(op.getInput()), axes,
-                                 op.getKeepdims()),
-                    elemOf(op.getInput()));
+  return expectType(
+      op, op.getResult(), "result",
+      reducedShape(shapeOf(op.getInput()), axes, op.getKeepdims()),
+      elemOf(op.getInput()));
 }
 
 LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
@@ -370,10 +370,10 @@ LogicalResult LayerNormOp::verify() {
                                   {"gamma", "beta"});
   if (failed(stats))
     return failure();
-  if (failed(verifyPositive(*this, "epsilon",
-                            getEpsilon().convertToDouble())) ||
-      failed(expectSameType(*this, getResult(), "result", getInput(),
-                            "input")) ||
+  if (failed(
+          verifyPositive(*this, "epsilon", getEpsilon().convertToDouble())) ||
+      failed(
+          expectSameType(*this, getResult(), "result", getInput(), "input")) ||
       failed(expectType(*this, getMean(), "mean", *stats, nullptr)) ||
       failed(expectType(*this, getRstd(), "rstd", *stats, nullptr)))
     return failure();
@@ -384,10 +384,10 @@ LogicalResult RmsNormOp::verify() {
   auto stats = verifyNormOperands(*this, getInput(), {getGamma()}, {"gamma"});
   if (failed(stats))
     return failure();
-  if (failed(verifyPositive(*this, "epsilon",
-                            getEpsilon().convertToDouble())) ||
-      failed(expectSameType(*this, getResult(), "result", getInput(),
-                            "input")) ||
+  if (failed(
+          verifyPositive(*this, "epsilon", getEpsilon().convertToDouble())) ||
+      failed(
+          expectSameType(*this, getResult(), "result", getInput(), "input")) ||
       failed(expectType(*this, getRstd(), "rstd", *stats, nullptr)))
     return failure();
   return success();
@@ -443,8 +443,7 @@ LogicalResult EmbeddingGradOp::verify() {
     return failure();
   SmallVector<int64_t> shape(shapeOf(getIndices()));
   shape.push_back(shapeOf(getResult())[1]);
-  if (failed(expectType(*this, getGradOutput(), "grad_output", shape,
-                        nullptr)))
+  if (failed(expectType(*this, getGradOutput(), "grad_output", shape, nullptr)))
     return failure();
   return expectSameElement(*this, getResult(), "result", getGradOutput(),
                            "grad_output");
@@ -454,8 +453,7 @@ static LogicalResult verifyLogitsAndLabels(Operation *op, Value logits,
                                            Value labels) {
   if (rankOf(logits) < 1)
     return op->emitOpError("logits must have rank >= 1, got 0");
-  return expectType(op, labels, "labels", shapeOf(logits).drop_back(),
-                    nullptr);
+  return expectType(op, labels, "labels", shapeOf(logits).drop_back(), nullptr);
 }
 
 LogicalResult CrossEntropyOp::verify() {
@@ -529,7 +527,8 @@ LogicalResult AttentionGradOp::verify() {
                             "output")) ||
       failed(expectSameType(*this, getGradQuery(), "grad_query", getQuery(),
                             "query")) ||
-      failed(expectSameType(*this, getGradKey(), "grad_key", getKey(), "key")) ||
+      failed(
+          expectSameType(*this, getGradKey(), "grad_key", getKey(), "key")) ||
       failed(expectSameType(*this, getGradValue(), "grad_value", getValue(),
                             "value")))
     return failure();
@@ -541,8 +540,8 @@ LogicalResult AttentionGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReshapeOp::verify() {
-  if (failed(expectSameElement(*this, getResult(), "result", getInput(),
-                               "input")))
+  if (failed(
+          expectSameElement(*this, getResult(), "result", getInput(), "input")))
     return failure();
   int64_t in = mw::detail::numElements(getInput().getType());
   int64_t out = mw::detail::numElements(getResult().getType());
@@ -572,8 +571,8 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult BroadcastToOp::verify() {
-  if (failed(expectSameElement(*this, getResult(), "result", getInput(),
-                               "input")))
+  if (failed(
+          expectSameElement(*this, getResult(), "result", getInput(), "input")))
     return failure();
   ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
   if (in.size() > out.size())
@@ -618,8 +617,7 @@ LogicalResult SliceOp::verify() {
         (sizes[i] - 1) > (in[i] - 1 - offsets[i]) / strides[i])
       return emitOpError("slice along dimension ")
              << i << " (offset " << offsets[i] << ", size " << sizes[i]
-             << ", stride " << strides[i] << ") reads past its size "
-             << in[i];
+             << ", stride " << strides[i] << ") reads past its size " << in[i];
   }
   return expectType(*this, getResult(), "result", sizes, elemOf(getInput()));
 }
@@ -672,8 +670,8 @@ static LogicalResult verifyUnitInterval(Operation *op, StringRef name,
 
 LogicalResult AdamWOp::verify() {
   if (failed(verifyGradLikeParam(*this, getGrad(), getParam())) ||
-      failed(expectSameType(*this, getExpAvg(), "exp_avg", getParam(),
-                            "param")) ||
+      failed(
+          expectSameType(*this, getExpAvg(), "exp_avg", getParam(), "param")) ||
       failed(expectSameType(*this, getExpAvgSq(), "exp_avg_sq", getParam(),
                             "param")))
     return failure();
@@ -681,8 +679,10 @@ LogicalResult AdamWOp::verify() {
     if (failed(expectSameType(*this, r, "result", getParam(), "param")))
       return failure();
   if (failed(verifyNonNegative(*this, "lr", getLr().convertToDouble())) ||
-      failed(verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
-      failed(verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())) ||
+      failed(
+          verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
+      failed(
+          verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())) ||
       failed(verifyNonNegative(*this, "eps", getEps().convertToDouble())) ||
       failed(verifyNonNegative(*this, "weight_decay",
                                getWeightDecay().convertToDouble())))
@@ -752,8 +752,8 @@ LogicalResult LossScaleUpdateOp::verify() {
     return emitOpError("window must be >= 1, got ") << window;
   if (hysteresis < 1)
     return emitOpError("hysteresis must be >= 1, got ") << hysteresis;
-  if (failed(verifyPositive(*this, "min_scale",
-                            getMinScale().convertToDouble())))
+  if (failed(
+          verifyPositive(*this, "min_scale", getMinScale().convertToDouble())))
     return failure();
   double factor = getFactor().convertToDouble();
   if (!(factor > 1.0) || std::isinf(factor))

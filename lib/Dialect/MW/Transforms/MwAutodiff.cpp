@@ -1,4 +1,5 @@
-//===- MwAutodiff.cpp - --mw-autodiff ---------------------------------------===//
+//===- MwAutodiff.cpp - --mw-autodiff
+//---------------------------------------===//
 //
 // Builds a training step from a forward function that returns a loss:
 // clone the forward ops (once per micro-batch), walk them in reverse applying
@@ -105,7 +106,8 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
     return failure();
   };
   if (optimizer != "adamw" && optimizer != "sgd")
-    return fail("unknown optimizer '" + optimizer + "' (expected adamw or sgd)");
+    return fail("unknown optimizer '" + optimizer +
+                "' (expected adamw or sgd)");
   if (precision != "fp32" && precision != "bf16" && precision != "fp16")
     return fail("unknown precision '" + precision +
                 "' (expected fp32, bf16 or fp16)");
@@ -341,8 +343,7 @@ void MwAutodiffPass::runOnOperation() {
   // Counts what the backward pass creates, for -mlir-pass-statistics.
   struct CountingListener : public OpBuilder::Listener {
     int64_t created = 0;
-    void notifyOperationInserted(Operation *,
-                                 OpBuilder::InsertPoint) override {
+    void notifyOperationInserted(Operation *, OpBuilder::InsertPoint) override {
       ++created;
     }
   } listener;
@@ -356,10 +357,12 @@ void MwAutodiffPass::runOnOperation() {
     setter(i, MWDialect::kNameAttrName, b.getStringAttr(s.name));
   };
   for (auto [i, s] : llvm::enumerate(inSlots))
-    setAttrs([&](unsigned j, StringRef n, Attribute a) { step.setArgAttr(j, n, a); },
-             i, s);
+    setAttrs(
+        [&](unsigned j, StringRef n, Attribute a) { step.setArgAttr(j, n, a); },
+        i, s);
   for (auto [i, s] : llvm::enumerate(outSlots))
-    setAttrs([&](unsigned j, StringRef n, Attribute a) { step.setResultAttr(j, n, a); },
+    setAttrs([&](unsigned j, StringRef n,
+                 Attribute a) { step.setResultAttr(j, n, a); },
              i, s);
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -403,8 +406,8 @@ void MwAutodiffPass::runOnOperation() {
         auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
         SmallVector<int64_t> offsets(t.getRank(), 0);
         offsets[0] = k * t.getShape()[0];
-        micro = b.create<SliceOp>(full.getLoc(), t, full, offsets,
-                                  t.getShape(), /*strides=*/nullptr);
+        micro = b.create<SliceOp>(full.getLoc(), t, full, offsets, t.getShape(),
+                                  /*strides=*/nullptr);
       }
       mapping.map(forward.getArgument(i), micro);
     }
@@ -412,10 +415,11 @@ void MwAutodiffPass::runOnOperation() {
     Value loss = cloneForward(b, forward, mapping, cloned);
     Value loss32 = loss;
     if (tensorType(loss).getElementType() != f32)
-      loss32 = b.create<CastOp>(loss.getLoc(), RankedTensorType::get({}, f32),
-                                loss);
-    lossSum = lossSum ? b.create<AddOp>(loss.getLoc(), lossSum, loss32).getResult()
-                      : loss32;
+      loss32 =
+          b.create<CastOp>(loss.getLoc(), RankedTensorType::get({}, f32), loss);
+    lossSum = lossSum
+                  ? b.create<AddOp>(loss.getLoc(), lossSum, loss32).getResult()
+                  : loss32;
     Value seed = scaledSeed;
     if (!seed)
       seed = b.create<SplatOp>(loss.getLoc(), lossType,
@@ -434,9 +438,10 @@ void MwAutodiffPass::runOnOperation() {
   }
   Value loss = lossSum;
   if (gradAccum > 1)
-    loss = b.create<MulOp>(loc, lossSum,
-                           b.create<SplatOp>(loc, lossSum.getType(),
-                                             b.getF64FloatAttr(1.0 / gradAccum)));
+    loss =
+        b.create<MulOp>(loc, lossSum,
+                        b.create<SplatOp>(loc, lossSum.getType(),
+                                          b.getF64FloatAttr(1.0 / gradAccum)));
 
   // The master gradients; in fp16 unscaled, then checked for inf and NaN.
   SmallVector<Value> masterGrads;
@@ -444,8 +449,9 @@ void MwAutodiffPass::runOnOperation() {
     Value p = body->getArgument(k);
     Value g = grads.lookup(p);
     if (!g) {
-      forward.emitWarning() << "mw-autodiff: parameter '" << nameOf(forward, i)
-                            << "' does not reach the loss; its gradient is zero";
+      forward.emitWarning()
+          << "mw-autodiff: parameter '" << nameOf(forward, i)
+          << "' does not reach the loss; its gradient is zero";
       g = b.create<SplatOp>(p.getLoc(), p.getType(), b.getF64FloatAttr(0.0));
     }
     if (lossScaling)
@@ -462,8 +468,8 @@ void MwAutodiffPass::runOnOperation() {
   Value newStep;
   if (adam) {
     Value stepArg = body->getArgument(stepArgIdx);
-    newStep = b.create<AddOp>(loc, stepArg,
-                              b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
+    newStep = b.create<AddOp>(
+        loc, stepArg, b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
   }
   double wd = effectiveWeightDecay();
   for (auto [k, i] : llvm::enumerate(paramIdx)) {
@@ -482,15 +488,15 @@ void MwAutodiffPass::runOnOperation() {
       newState.push_back(upd.getNewExpAvg());
       newState.push_back(upd.getNewExpAvgSq());
     } else {
-      Value buf = momentumBuffer ? body->getArgument(paramIdx.size() + k)
-                                 : Value();
+      Value buf =
+          momentumBuffer ? body->getArgument(paramIdx.size() + k) : Value();
       SmallVector<Type> types{p.getType()};
       if (buf)
         types.push_back(p.getType());
-      auto upd = b.create<SgdOp>(
-          ploc, types, p, g, buf, b.getF64FloatAttr(lr),
-          b.getF64FloatAttr(momentum), b.getF64FloatAttr(0.0),
-          b.getF64FloatAttr(wd), nesterov ? b.getUnitAttr() : UnitAttr());
+      auto upd = b.create<SgdOp>(ploc, types, p, g, buf, b.getF64FloatAttr(lr),
+                                 b.getF64FloatAttr(momentum),
+                                 b.getF64FloatAttr(0.0), b.getF64FloatAttr(wd),
+                                 nesterov ? b.getUnitAttr() : UnitAttr());
       newParams.push_back(upd.getNewParam());
       if (buf)
         newState.push_back(upd.getNewMomentumBuffer());

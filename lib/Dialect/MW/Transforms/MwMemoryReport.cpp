@@ -9,6 +9,10 @@
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Analysis/BufferLiveness.h"
+#include "memwall/Planning/Packer.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -27,6 +31,7 @@ namespace mlir::mw {
 
 using namespace mlir;
 using namespace mlir::mw;
+namespace planning = memwall::planning;
 
 namespace {
 
@@ -48,7 +53,107 @@ struct FunctionReport {
   /// Bytes per element type of params, gradients, optimizer state and saved
   /// activations.
   llvm::MapVector<StringRef, std::map<std::string, int64_t>> bytesByDtype;
+
+  /// Memory of a bufferized function (memref.alloc buffers), planned into an
+  /// arena by --mw-static-arena or not.
+  bool planned = false;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;
+  int64_t naiveBytes = 0;
+  int64_t persistentBytes = 0;
+  /// The program point where transient bytes peak and what is live there,
+  /// largest first.
+  struct PeakBuffer {
+    std::string name, op, loc;
+    int64_t bytes;
+  };
+  int64_t peakPosition = -1;
+  std::string peakOp;
+  int64_t peakBytes = 0;
+  SmallVector<PeakBuffer> peakBuffers;
 };
+
+std::string locationString(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+/// The arena of a planned function: the argument or memref.alloc marked
+/// mw.arena, else null.
+Value findArena(FunctionOpInterface func) {
+  Block &entry = func.getFunctionBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), "mw.arena"))
+      return arg;
+  for (Operation &op : entry)
+    if (isa<memref::AllocOp>(op) && op.hasAttr("mw.arena"))
+      return op.getResult(0);
+  return Value();
+}
+
+/// Arena, lower bound, naive and persistent bytes and the peak of a
+/// bufferized function, from the same liveness --mw-static-arena plans with.
+void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
+  if (!func.getFunctionBody().hasOneBlock())
+    return;
+  Value arena = findArena(func);
+  BufferLiveness allocs(func);
+  std::unique_ptr<BufferLiveness> planned;
+  if (arena) {
+    SmallVector<Value> views;
+    for (Operation *user : arena.getUsers())
+      if (auto view = dyn_cast<memref::ViewOp>(user))
+        views.push_back(view.getResult());
+    planned = std::make_unique<BufferLiveness>(func, views);
+    r.planned = true;
+    if (auto a = func->getAttrOfType<IntegerAttr>("mw.arena_size"))
+      r.arenaBytes = a.getInt();
+  }
+  const BufferLiveness &live = planned ? *planned : allocs;
+
+  std::vector<planning::PackBuffer> buffers;
+  SmallVector<const LiveBuffer *> transient;
+  for (const LiveBuffer &b : live.getBuffers()) {
+    if (!b.isTransient() || b.sizeInBytes == 0)
+      continue;
+    buffers.push_back({b.sizeInBytes, b.start, b.end});
+    transient.push_back(&b);
+    r.naiveBytes += b.sizeInBytes;
+  }
+  for (const LiveBuffer &b : allocs.getBuffers())
+    if (!b.isTransient() && b.value != arena)
+      r.persistentBytes += b.sizeInBytes;
+  for (BlockArgument arg : func.getFunctionBody().getArguments())
+    if (arg != arena)
+      r.persistentBytes += mw::detail::tensorBytes(arg.getType());
+  if (buffers.empty())
+    return;
+  r.lowerBoundBytes = planning::computeLowerBound(buffers, /*alignment=*/1);
+  if (auto lb = func->getAttrOfType<IntegerAttr>("mw.lower_bound"))
+    r.lowerBoundBytes = lb.getInt();
+
+  // Live transient bytes per position; the first maximum is the peak.
+  std::vector<int64_t> liveBytes(live.getNumPositions() + 1, 0);
+  for (const planning::PackBuffer &b : buffers)
+    for (int64_t p = b.start; p < b.end; ++p)
+      liveBytes[p] += b.size;
+  auto peak = std::max_element(liveBytes.begin(), liveBytes.end());
+  r.peakPosition = peak - liveBytes.begin();
+  r.peakBytes = *peak;
+  if (r.peakPosition < live.getNumPositions())
+    r.peakOp = live.getOpAt(r.peakPosition)->getName().getStringRef().str();
+  for (const LiveBuffer *b : transient)
+    if (b->start <= r.peakPosition && r.peakPosition < b->end)
+      r.peakBuffers.push_back(
+          {b->name,
+           b->definingOp ? b->definingOp->getName().getStringRef().str() : "",
+           b->definingOp ? locationString(b->definingOp->getLoc()) : "",
+           static_cast<int64_t>(b->sizeInBytes)});
+  std::stable_sort(r.peakBuffers.begin(), r.peakBuffers.end(),
+                   [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
+}
 
 std::string dtypeName(Type type) {
   std::string s;
@@ -196,6 +301,7 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   if (walk.wasInterrupted())
     return failure();
   countSavedActivations(func, r);
+  analyzeBuffers(func, r);
   return r;
 }
 
@@ -267,6 +373,24 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << dtype << " " << humanBytes(bytes);
       os << "\n";
     }
+    if (r.naiveBytes == 0 && r.persistentBytes == 0)
+      continue;
+    os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
+                        humanBytes(r.arenaBytes),
+                        r.planned ? "" : ", not planned");
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "lower bound",
+                        r.lowerBoundBytes, humanBytes(r.lowerBoundBytes));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "no reuse", r.naiveBytes,
+                        humanBytes(r.naiveBytes));
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", "persistent",
+                        r.persistentBytes, humanBytes(r.persistentBytes));
+    if (r.peakPosition < 0)
+      continue;
+    os << llvm::formatv("  peak: {0} live at op {1} ({2}), largest first:\n",
+                        humanBytes(r.peakBytes), r.peakPosition, r.peakOp);
+    for (const auto &b : r.peakBuffers)
+      os << llvm::formatv("    {0,-20} {1,12}  {2}  {3}\n", b.name,
+                          humanBytes(b.bytes), b.op, b.loc);
   }
 }
 
@@ -295,6 +419,25 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
           j.attribute("grad_bytes", r.gradBytes);
           j.attribute("optimizer_state_bytes", r.optimizerStateBytes);
           j.attribute("saved_activation_bytes", r.savedActivationBytes);
+          j.attribute("planned", r.planned);
+          j.attribute("arena_bytes", r.arenaBytes);
+          j.attribute("lower_bound_bytes", r.lowerBoundBytes);
+          j.attribute("naive_bytes", r.naiveBytes);
+          j.attribute("persistent_bytes", r.persistentBytes);
+          j.attributeObject("peak", [&] {
+            j.attribute("position", r.peakPosition);
+            j.attribute("op", r.peakOp);
+            j.attribute("live_bytes", r.peakBytes);
+            j.attributeArray("buffers", [&] {
+              for (const auto &b : r.peakBuffers)
+                j.object([&] {
+                  j.attribute("name", b.name);
+                  j.attribute("bytes", b.bytes);
+                  j.attribute("op", b.op);
+                  j.attribute("loc", b.loc);
+                });
+            });
+          });
           j.attributeObject("bytes_by_dtype", [&] {
             for (auto &[what, byType] : r.bytesByDtype)
               j.attributeObject(what, [&] {
@@ -320,7 +463,7 @@ struct MwMemoryReportPass
                          << "' (expected text or json)";
       return signalPassFailure();
     }
-    SmallVector<FunctionReport> reports;
+    std::vector<FunctionReport> reports;
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;

@@ -31,7 +31,14 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       forward pass: results of the ops the loss depends on that other ops
       (backward, optimizer) use, arguments excluded;
     - `bytes_by_dtype`: the params, gradients, optimizer state and saved
-      activations split by element type.
+      activations split by element type;
+    - for bufferized functions (memref.alloc buffers, planned by
+      --mw-static-arena or not): `planned`, `arena_bytes`,
+      `lower_bound_bytes` (max over program points of live transient bytes),
+      `naive_bytes` (no reuse), `persistent_bytes` (arguments and buffers
+      that outlive the function), and `peak`: the program point where
+      transient bytes peak and the buffers live there, largest first, with
+      their producing ops and locations.
 
     The IR is left unchanged. The text form is for people; the JSON form has a
     stable key per figure:
