@@ -19,7 +19,7 @@
 // ADAM:       "grad_bytes": 144,
 // ADAM-NEXT:  "optimizer_state_bytes": 296,
 // ADAM-NEXT:  "saved_activation_bytes": 32,
-// ADAM-NEXT:  "bytes_by_dtype": {
+// ADAM:       "bytes_by_dtype": {
 // ADAM-NEXT:    "param": {
 // ADAM-NEXT:      "f32": 144
 // ADAM-NEXT:    },

@@ -373,7 +373,7 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << dtype << " " << humanBytes(bytes);
       os << "\n";
     }
-    if (r.naiveBytes == 0 && r.persistentBytes == 0)
+    if (r.naiveBytes == 0 && !r.planned)
       continue;
     os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
                         humanBytes(r.arenaBytes),
