@@ -40,13 +40,16 @@ struct Step {
   func::FuncOp forward, step;
 };
 
-/// Builds `preset` (optionally at another batch) and its training step.
+/// Builds `preset` (optionally at another batch or compute type) and its
+/// training step.
 Step buildStep(MLIRContext &ctx, StringRef preset,
-               const MwAutodiffOptions &options, int64_t batch = 0) {
+               const MwAutodiffOptions &options, int64_t batch = 0,
+               DType dtype = DType::F32) {
   std::optional<ModelConfig> config = lookupPreset(preset);
   EXPECT_TRUE(config.has_value());
   if (batch)
     config->batch = batch;
+  config->dtype = dtype;
   FailureOr<OwningOpRef<ModuleOp>> built = buildModel(ctx, *config);
   EXPECT_TRUE(succeeded(built));
   PassManager pm(&ctx);
@@ -220,17 +223,12 @@ TEST_F(AutodiffTest, GradientAccumulationMatchesOneBatch) {
 }
 
 TEST_F(AutodiffTest, Bf16StepKeepsF32MastersAndLearns) {
-  std::optional<ModelConfig> config = lookupPreset("gpt2-tiny");
-  config->dtype = DType::BF16;
-  FailureOr<OwningOpRef<ModuleOp>> built = buildModel(ctx, *config);
-  ASSERT_TRUE(succeeded(built));
   MwAutodiffOptions options;
   options.precision = "bf16";
   options.lr = 1e-2;
-  PassManager pm(&ctx);
-  pm.addPass(createMwAutodiff(options));
-  ASSERT_TRUE(succeeded(pm.run(**built)));
-  auto step = (*built)->lookupSymbol<func::FuncOp>("train_step");
+  Step s = buildStep(ctx, "gpt2-tiny", options, /*batch=*/0, DType::BF16);
+  func::FuncOp step = s.step;
+  ASSERT_TRUE(step);
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto t = cast<RankedTensorType>(step.getArgumentTypes()[i]);
     if (isa<FloatType>(t.getElementType())) {
@@ -246,21 +244,10 @@ TEST_F(AutodiffTest, Bf16StepKeepsF32MastersAndLearns) {
 
 /// gpt2-tiny written in f16 and its fp16 AdamW step.
 Step buildFp16Step(MLIRContext &ctx) {
-  std::optional<ModelConfig> config = lookupPreset("gpt2-tiny");
-  config->dtype = DType::F16;
-  FailureOr<OwningOpRef<ModuleOp>> built = buildModel(ctx, *config);
-  EXPECT_TRUE(succeeded(built));
   MwAutodiffOptions options;
   options.precision = "fp16";
   options.lr = 1e-2;
-  PassManager pm(&ctx);
-  pm.addPass(createMwAutodiff(options));
-  EXPECT_TRUE(succeeded(pm.run(**built)));
-  Step s;
-  s.module = std::move(*built);
-  s.forward = s.module->lookupSymbol<func::FuncOp>("forward");
-  s.step = s.module->lookupSymbol<func::FuncOp>("train_step");
-  return s;
+  return buildStep(ctx, "gpt2-tiny", options, /*batch=*/0, DType::F16);
 }
 
 constexpr const char *kLossScaleState[] = {
