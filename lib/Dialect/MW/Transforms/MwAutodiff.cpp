@@ -352,18 +352,20 @@ void MwAutodiffPass::runOnOperation() {
   Location loc = NameLoc::get(StringAttr::get(ctx, stepName), forward.getLoc());
   auto step = b.create<func::FuncOp>(loc, stepName,
                                      b.getFunctionType(inTypes, outTypes));
-  auto setAttrs = [&](auto setter, unsigned i, const Slot &s) {
-    setter(i, MWDialect::kRoleAttrName, RoleAttr::get(ctx, s.role));
-    setter(i, MWDialect::kNameAttrName, b.getStringAttr(s.name));
+  // All attribute dictionaries at once: setting them one argument at a time
+  // rebuilds the whole arg_attrs array each time, quadratic in the thousands
+  // of arguments of a large model's step.
+  auto dictionaries = [&](ArrayRef<Slot> slots) {
+    SmallVector<DictionaryAttr> dicts;
+    for (const Slot &s : slots)
+      dicts.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr(MWDialect::kNameAttrName, b.getStringAttr(s.name)),
+           b.getNamedAttr(MWDialect::kRoleAttrName,
+                          RoleAttr::get(ctx, s.role))}));
+    return dicts;
   };
-  for (auto [i, s] : llvm::enumerate(inSlots))
-    setAttrs(
-        [&](unsigned j, StringRef n, Attribute a) { step.setArgAttr(j, n, a); },
-        i, s);
-  for (auto [i, s] : llvm::enumerate(outSlots))
-    setAttrs([&](unsigned j, StringRef n,
-                 Attribute a) { step.setResultAttr(j, n, a); },
-             i, s);
+  step.setAllArgAttrs(dictionaries(inSlots));
+  step.setAllResultAttrs(dictionaries(outSlots));
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
 
