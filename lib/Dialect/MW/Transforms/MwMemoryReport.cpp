@@ -136,9 +136,12 @@ void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
 
   // Live transient bytes per position; the first maximum is the peak.
   std::vector<int64_t> liveBytes(live.getNumPositions() + 1, 0);
-  for (const planning::PackBuffer &b : buffers)
-    for (int64_t p = b.start; p < b.end; ++p)
-      liveBytes[p] += b.size;
+  for (const planning::PackBuffer &b : buffers) {
+    liveBytes[b.start] += b.size;
+    liveBytes[b.end] -= b.size;
+  }
+  for (size_t p = 1; p < liveBytes.size(); ++p)
+    liveBytes[p] += liveBytes[p - 1];
   auto peak = std::max_element(liveBytes.begin(), liveBytes.end());
   r.peakPosition = peak - liveBytes.begin();
   r.peakBytes = *peak;
