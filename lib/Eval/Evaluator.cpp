@@ -268,6 +268,21 @@ static void forEachIndex(ArrayRef<int64_t> shape,
   }
 }
 
+/// Strides of a reduction's output over its input's index space: the output
+/// (with reduced axes kept as size 1) is indexed as the input, reduced axes
+/// contributing nothing.
+static SmallVector<int64_t> reductionStrides(ArrayRef<int64_t> shape,
+                                             ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> keepShape;
+  for (auto [d, size] : llvm::enumerate(shape))
+    keepShape.push_back(
+        llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1 : size);
+  SmallVector<int64_t> strides = stridesOf(keepShape);
+  for (int64_t axis : axes)
+    strides[axis] = 0;
+  return strides;
+}
+
 /// Splits `shape` around `axis` into (outer, axis size, inner) for kernels
 /// that work along one axis.
 struct AxisSplit {
@@ -747,14 +762,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::reduce(ReduceOp op,
   const Tensor &in = get(op.getInput());
   Tensor out = zerosLike(op.getResult());
   ArrayRef<int64_t> axes = op.getAxes();
-  // Output strides over the input's index space: reduced axes contribute 0.
-  SmallVector<int64_t> keepShape;
-  for (auto [d, size] : llvm::enumerate(in.shape))
-    keepShape.push_back(
-        llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1 : size);
-  SmallVector<int64_t> outStrides = stridesOf(keepShape);
-  for (int64_t axis : axes)
-    outStrides[axis] = 0;
+  SmallVector<int64_t> outStrides = reductionStrides(in.shape, axes);
   int64_t count = 1;
   for (int64_t axis : axes)
     count *= in.shape[axis];
@@ -1224,13 +1232,7 @@ Interpreter<Real>::reduceMaxGrad(ReduceMaxGradOp op) {
   const Tensor &dm = get(op.getGradOutput());
   Tensor out = zerosLike(op.getResult());
   ArrayRef<int64_t> axes = op.getAxes();
-  SmallVector<int64_t> keepShape;
-  for (auto [d, size] : llvm::enumerate(x.shape))
-    keepShape.push_back(
-        llvm::is_contained(axes, static_cast<int64_t>(d)) ? 1 : size);
-  SmallVector<int64_t> outStrides = stridesOf(keepShape);
-  for (int64_t axis : axes)
-    outStrides[axis] = 0;
+  SmallVector<int64_t> outStrides = reductionStrides(x.shape, axes);
   std::array<SmallVector<int64_t>, 1> strides = {outStrides};
   std::vector<Real> ties(m.numElements(), 0.0f);
   forEachIndex<1>(x.shape, strides, [&](int64_t n, std::array<int64_t, 1> o) {

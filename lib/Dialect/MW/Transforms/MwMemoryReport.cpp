@@ -336,12 +336,16 @@ std::string humanCount(int64_t n) {
 }
 
 void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
+  // One "label  exact (human)" line per byte figure.
+  auto bytesLine = [&](StringRef label, int64_t bytes) {
+    os << llvm::formatv("  {0,-24}{1} ({2})\n", label, bytes,
+                        humanBytes(bytes));
+  };
   for (const FunctionReport &r : reports) {
     os << "mw-memory-report @" << r.name << "\n";
     os << llvm::formatv("  {0,-24}{1} ({2})\n", "parameters", r.paramCount,
                         humanCount(r.paramCount));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "parameter bytes", r.paramBytes,
-                        humanBytes(r.paramBytes));
+    bytesLine("parameter bytes", r.paramBytes);
     auto printRoles = [&](StringRef title,
                           const llvm::MapVector<StringRef, int64_t> &bytes) {
       os << "  " << title << "\n";
@@ -355,21 +359,12 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     os << llvm::formatv("  {0,-24}{1}\n", "ops", r.opCount);
     os << llvm::formatv("  {0,-24}{1} ({2}FLOP)\n", "flops", r.flops,
                         humanCount(r.flops));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "bytes read", r.bytesRead,
-                        humanBytes(r.bytesRead));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "bytes written",
-                        r.bytesWritten, humanBytes(r.bytesWritten));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "naive activations",
-                        r.naiveActivationBytes,
-                        humanBytes(r.naiveActivationBytes));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "gradients", r.gradBytes,
-                        humanBytes(r.gradBytes));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "optimizer state",
-                        r.optimizerStateBytes,
-                        humanBytes(r.optimizerStateBytes));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "saved activations",
-                        r.savedActivationBytes,
-                        humanBytes(r.savedActivationBytes));
+    bytesLine("bytes read", r.bytesRead);
+    bytesLine("bytes written", r.bytesWritten);
+    bytesLine("naive activations", r.naiveActivationBytes);
+    bytesLine("gradients", r.gradBytes);
+    bytesLine("optimizer state", r.optimizerStateBytes);
+    bytesLine("saved activations", r.savedActivationBytes);
     for (auto &[what, byType] : r.bytesByDtype) {
       os << "  " << what << " by dtype:";
       for (auto &[dtype, bytes] : byType)
@@ -381,12 +376,9 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
                         humanBytes(r.arenaBytes),
                         r.planned ? "" : ", not planned");
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "lower bound",
-                        r.lowerBoundBytes, humanBytes(r.lowerBoundBytes));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "no reuse", r.naiveBytes,
-                        humanBytes(r.naiveBytes));
-    os << llvm::formatv("  {0,-24}{1} ({2})\n", "persistent",
-                        r.persistentBytes, humanBytes(r.persistentBytes));
+    bytesLine("lower bound", r.lowerBoundBytes);
+    bytesLine("no reuse", r.naiveBytes);
+    bytesLine("persistent", r.persistentBytes);
     if (r.peakPosition < 0)
       continue;
     os << llvm::formatv("  peak: {0} live at op {1} ({2}), largest first:\n",
