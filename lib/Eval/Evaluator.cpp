@@ -10,9 +10,15 @@
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -21,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 using namespace mlir;
@@ -193,8 +200,8 @@ template <typename Real> int64_t BasicTensor<Real>::numElements() const {
 }
 
 template <typename Real> bool BasicTensor<Real>::matches(Type type) const {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t)
+  auto t = dyn_cast<ShapedType>(type);
+  if (!t || !isa<RankedTensorType, MemRefType>(t))
     return false;
   FailureOr<ElemKind> k = elemKindOf(t.getElementType());
   return succeeded(k) && *k == kind && t.getShape() == ArrayRef(shape);
@@ -341,6 +348,17 @@ private:
   }
 
   Results evalOp(Operation *op);
+  /// Evaluates one op of a function body or kernel body (not a terminator).
+  LogicalResult step(Operation &op);
+  LogicalResult kernel(KernelOp op);
+  /// The value of a tensor or (read from its buffer) memref operand.
+  FailureOr<Tensor> read(Operation *at, Value v);
+  /// Writes `t` into the buffer of memref `v`.
+  LogicalResult write(Operation *at, Value v, const Tensor &t);
+  /// Calls `fn(byteAddress)` for each element of memref `v` in row-major
+  /// order, after checking the view lies inside its allocation.
+  LogicalResult forEachAddress(Operation *at, Value v,
+                               llvm::function_ref<void(uint8_t *)> fn);
 
   Results constant(ConstantOp op);
   Results splat(SplatOp op);
@@ -382,10 +400,28 @@ private:
     return success();
   }
 
+  /// A memref value: the bytes of its allocation, shared by all views of it,
+  /// and the byte offset of its base pointer in them; its layout's offset and
+  /// strides come from its type.
+  struct BufferRef {
+    std::shared_ptr<std::vector<uint8_t>> bytes;
+    int64_t base = 0;
+  };
+
   FunctionOpInterface func;
   llvm::DenseMap<Value, Tensor> values;
+  llvm::DenseMap<Value, BufferRef> buffers;
+  /// Integer and index constants (view offsets).
+  llvm::DenseMap<Value, int64_t> scalars;
 };
 } // namespace
+
+/// Bytes one element of `type` occupies in a buffer (i8 for arenas).
+static int64_t storageBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
 
 template <typename Real>
 FailureOr<SmallVector<BasicTensor<Real>>>
@@ -397,24 +433,64 @@ Interpreter<Real>::run(ArrayRef<Tensor> args) {
     return func.emitError("cannot evaluate a function with more than one "
                           "block");
   Block &block = body.front();
-  if (args.size() != block.getNumArguments())
-    return func.emitError() << "expected " << block.getNumArguments()
+  SmallVector<unsigned> inputs = inputArguments(func);
+  if (args.size() != inputs.size())
+    return func.emitError() << "expected " << inputs.size()
                             << " arguments, got " << args.size();
-  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+  for (BlockArgument arg : block.getArguments()) {
+    if (!isArenaArgument(func, arg.getArgNumber()))
+      continue;
+    // The planned arena, which the caller does not provide: zeroed bytes.
+    auto type = cast<MemRefType>(arg.getType());
+    buffers[arg] = {std::make_shared<std::vector<uint8_t>>(
+                        type.getNumElements() *
+                        storageBytes(type.getElementType())),
+                    0};
+  }
+  for (auto [i, index] : llvm::enumerate(inputs)) {
+    BlockArgument arg = block.getArgument(index);
     if (!args[i].matches(arg.getType()))
       return func.emitError()
-             << "argument #" << i << " ('" << argumentName(func, i)
+             << "argument #" << index << " ('" << argumentName(func, index)
              << "') has type " << args[i].typeString() << ", expected "
              << arg.getType();
-    values.try_emplace(arg, args[i]);
+    if (auto type = dyn_cast<MemRefType>(arg.getType())) {
+      if (!type.getLayout().isIdentity())
+        return func.emitError()
+               << "argument #" << index << " has a memref type with a "
+               << "layout; the evaluator binds identity-layout arguments only";
+      buffers[arg] = {std::make_shared<std::vector<uint8_t>>(
+                          type.getNumElements() *
+                          storageBytes(type.getElementType())),
+                      0};
+      if (failed(write(func, arg, args[i])))
+        return failure();
+    } else {
+      values.try_emplace(arg, args[i]);
+    }
   }
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Tensor> results;
-      for (Value v : ret.getOperands())
-        results.push_back(get(v));
+      for (Value v : ret.getOperands()) {
+        FailureOr<Tensor> t = read(ret, v);
+        if (failed(t))
+          return failure();
+        results.push_back(std::move(*t));
+      }
       return results;
     }
+    if (failed(step(op)))
+      return failure();
+  }
+  return func.emitError("function body has no func.return");
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::step(Operation &op) {
+  if (auto k = dyn_cast<KernelOp>(op))
+    return kernel(k);
+  if (isa_and_nonnull<MWDialect>(op.getDialect())) {
     Results r = evalOp(&op);
     if (failed(r))
       return failure();
@@ -422,8 +498,238 @@ Interpreter<Real>::run(ArrayRef<Tensor> args) {
       assert(t.matches(res.getType()) && "kernel produced the wrong type");
       values.insert_or_assign(res, std::move(t));
     }
+    return success();
   }
-  return func.emitError("function body has no func.return");
+  auto newBuffer = [&](Value v) -> LogicalResult {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return op.emitError("the evaluator allocates static identity-layout "
+                          "memrefs only, got ")
+             << v.getType();
+    buffers[v] = {std::make_shared<std::vector<uint8_t>>(
+                      type.getNumElements() *
+                      storageBytes(type.getElementType())),
+                  0};
+    return success();
+  };
+  if (isa<memref::AllocOp, memref::AllocaOp>(op))
+    return newBuffer(op.getResult(0));
+  if (isa<memref::DeallocOp>(op))
+    return success();
+  if (auto view = dyn_cast<memref::ViewOp>(op)) {
+    auto shift = scalars.find(view.getByteShift());
+    if (shift == scalars.end() || !view.getSizes().empty())
+      return op.emitError("the evaluator needs memref.view with a constant "
+                          "byte shift and a static shape");
+    const BufferRef &src = buffers[view.getSource()];
+    buffers[view.getResult()] = {src.bytes, src.base + shift->second};
+    return success();
+  }
+  if (auto viewLike = dyn_cast<ViewLikeOpInterface>(op)) {
+    // Subviews, reshapes and casts share the base pointer; the result type's
+    // layout places the elements.
+    auto it = buffers.find(viewLike.getViewSource());
+    if (it == buffers.end() || op.getNumResults() != 1 ||
+        !cast<MemRefType>(op.getResult(0).getType()).hasStaticShape())
+      return op.emitError("the evaluator supports static views of buffers "
+                          "only");
+    BufferRef ref = it->second;
+    buffers[op.getResult(0)] = ref;
+    return success();
+  }
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    FailureOr<Tensor> t = read(&op, copy.getSource());
+    if (failed(t))
+      return failure();
+    return write(&op, copy.getTarget(), *t);
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto i = dyn_cast<IntegerAttr>(constant.getValue())) {
+      scalars[constant.getResult()] = i.getInt();
+      return success();
+    }
+  }
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    if (!empty.getType().hasStaticShape() ||
+        failed(elemKindOf(empty.getType().getElementType())))
+      return op.emitError("the evaluator supports static tensor.empty of "
+                          "f32, f16, bf16, i32 and i64 only");
+    values.insert_or_assign(empty.getResult(), zerosLike(empty.getResult()));
+    return success();
+  }
+  if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(op)) {
+    FailureOr<Tensor> t = read(&op, toTensor.getMemref());
+    if (failed(t))
+      return failure();
+    values.insert_or_assign(toTensor.getResult(), std::move(*t));
+    return success();
+  }
+  if (auto toMemref = dyn_cast<bufferization::ToMemrefOp>(op)) {
+    if (failed(newBuffer(toMemref.getResult())))
+      return failure();
+    return write(&op, toMemref.getResult(), get(toMemref.getTensor()));
+  }
+  return op.emitError("the evaluator does not support '")
+         << op.getName() << "'";
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::kernel(KernelOp op) {
+  Block &body = op.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), op.getIns())) {
+    FailureOr<Tensor> t = read(op, in);
+    if (failed(t))
+      return failure();
+    values.insert_or_assign(arg, std::move(*t));
+  }
+  for (Operation &inner : body.without_terminator())
+    if (failed(step(inner)))
+      return failure();
+  // Every input is read before any output is written.
+  Operation *yield = op.getYield();
+  for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
+    if (op.hasBufferSemantics()) {
+      if (failed(write(op, op.getOuts()[i], get(v))))
+        return failure();
+    } else {
+      Tensor t = get(v); // a copy: inserting may move the map's entries
+      values.insert_or_assign(op.getResult(i), std::move(t));
+    }
+  }
+  for (BlockArgument arg : body.getArguments())
+    values.erase(arg);
+  for (Operation &inner : body.without_terminator())
+    for (Value v : inner.getResults())
+      values.erase(v);
+  return success();
+}
+
+template <typename Real>
+LogicalResult
+Interpreter<Real>::forEachAddress(Operation *at, Value v,
+                                  llvm::function_ref<void(uint8_t *)> fn) {
+  auto type = cast<MemRefType>(v.getType());
+  auto it = buffers.find(v);
+  if (it == buffers.end())
+    return at->emitError("the evaluator has no buffer for this memref "
+                         "operand");
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return at->emitError("the evaluator needs a static strided layout, got ")
+           << type;
+  const int64_t size = storageBytes(type.getElementType());
+  std::vector<uint8_t> &bytes = *it->second.bytes;
+  const int64_t base = it->second.base;
+  ArrayRef<int64_t> shape = type.getShape();
+  // First check the extent of the view, then visit its elements.
+  int64_t lo = offset, hi = offset;
+  for (auto [d, stride] : llvm::zip(shape, strides)) {
+    if (d == 0)
+      return success();
+    (stride < 0 ? lo : hi) += (d - 1) * stride;
+  }
+  if (base + lo * size < 0 ||
+      base + (hi + 1) * size > static_cast<int64_t>(bytes.size()))
+    return at->emitError("memref operand of type ")
+           << type << " at byte " << base + lo * size
+           << " lies outside its allocation of " << bytes.size() << " bytes";
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0, e = type.getNumElements(); n < e; ++n) {
+    int64_t element = offset;
+    for (auto [i, stride] : llvm::zip(index, strides))
+      element += i * stride;
+    fn(bytes.data() + base + element * size);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return success();
+}
+
+template <typename Real>
+FailureOr<BasicTensor<Real>> Interpreter<Real>::read(Operation *at, Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type)
+    return get(v);
+  FailureOr<ElemKind> kind = elemKindOf(type.getElementType());
+  if (failed(kind))
+    return at->emitError("the evaluator reads memrefs of f32, f16, bf16, "
+                         "i32 and i64 only, got ")
+           << type;
+  Tensor t = Tensor::zeros(*kind, type.getShape());
+  int64_t n = 0;
+  LogicalResult ok = forEachAddress(at, v, [&](uint8_t *p) {
+    switch (*kind) {
+    case ElemKind::F32: {
+      float x;
+      std::memcpy(&x, p, 4);
+      t.f[n] = x;
+      break;
+    }
+    case ElemKind::F16:
+    case ElemKind::BF16: {
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      t.f[n] = *kind == ElemKind::F16 ? halfBitsToFloat(bits)
+                                      : bfloatBitsToFloat(bits);
+      break;
+    }
+    case ElemKind::I32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      t.i[n] = x;
+      break;
+    }
+    case ElemKind::I64:
+      std::memcpy(&t.i[n], p, 8);
+      break;
+    }
+    ++n;
+  });
+  if (failed(ok))
+    return failure();
+  return t;
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::write(Operation *at, Value v,
+                                       const Tensor &t) {
+  auto type = cast<MemRefType>(v.getType());
+  if (!t.matches(type))
+    return at->emitError("cannot write a ")
+           << t.typeString() << " into a buffer of type " << type;
+  int64_t n = 0;
+  return forEachAddress(at, v, [&](uint8_t *p) {
+    switch (t.kind) {
+    case ElemKind::F32: {
+      float x = static_cast<float>(t.f[n]);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ElemKind::F16:
+    case ElemKind::BF16: {
+      float x = static_cast<float>(t.f[n]);
+      uint16_t bits = t.kind == ElemKind::F16 ? floatToHalfBits(x)
+                                              : floatToBFloatBits(x);
+      std::memcpy(p, &bits, 2);
+      break;
+    }
+    case ElemKind::I32: {
+      int32_t x = static_cast<int32_t>(t.i[n]);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case ElemKind::I64:
+      std::memcpy(p, &t.i[n], 8);
+      break;
+    }
+    ++n;
+  });
 }
 
 enum class UnaryFn {
@@ -1519,6 +1825,19 @@ mlir::mw::eval::evaluate64(FunctionOpInterface func, ArrayRef<Tensor64> args) {
   return Interpreter<double>(func).run(args);
 }
 
+bool mlir::mw::eval::isArenaArgument(FunctionOpInterface func,
+                                     unsigned index) {
+  return static_cast<bool>(func.getArgAttr(index, "mw.arena"));
+}
+
+SmallVector<unsigned> mlir::mw::eval::inputArguments(FunctionOpInterface func) {
+  SmallVector<unsigned> inputs;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (!isArenaArgument(func, i))
+      inputs.push_back(i);
+  return inputs;
+}
+
 std::string mlir::mw::eval::argumentName(FunctionOpInterface func,
                                          unsigned index) {
   if (auto name =
@@ -1535,6 +1854,43 @@ std::string mlir::mw::eval::resultName(FunctionOpInterface func,
   return "result" + std::to_string(index);
 }
 
+/// The uses of `v` by the ops that compute with its value: a use as an input
+/// of an mw.kernel stands for the uses of the body's argument, a use by a
+/// kernel's mw.yield for the uses of the kernel's result (or destination
+/// buffer), and a use by a view (after bufferization) for the uses of the
+/// view.
+static SmallVector<OpOperand *> valueUses(Value v) {
+  SmallVector<OpOperand *> uses;
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen{v};
+  auto push = [&](Value next) {
+    if (seen.insert(next).second)
+      work.push_back(next);
+  };
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto kernel = dyn_cast<KernelOp>(user)) {
+        if (kernel.isDpsInput(&use))
+          push(kernel.getBody().getArgument(use.getOperandNumber()));
+      } else if (auto yield = dyn_cast<YieldOp>(user)) {
+        auto kernel = cast<KernelOp>(yield->getParentOp());
+        unsigned i = use.getOperandNumber();
+        push(kernel.hasBufferSemantics() ? kernel.getOuts()[i]
+                                         : kernel.getResult(i));
+      } else if (isa<ViewLikeOpInterface>(user) &&
+                 isa<MemRefType>(cur.getType())) {
+        for (Value result : user->getResults())
+          push(result);
+      } else {
+        uses.push_back(&use);
+      }
+    }
+  }
+  return uses;
+}
+
 /// The exclusive upper bound of valid values for `v` as used by index- and
 /// label-taking ops (looking through shape ops); `unknown` when no such use.
 static int64_t integerBound(Value v, int64_t unknown) {
@@ -1543,8 +1899,8 @@ static int64_t integerBound(Value v, int64_t unknown) {
   llvm::SmallPtrSet<Operation *, 8> visited;
   while (!work.empty()) {
     Value cur = work.pop_back_val();
-    for (OpOperand &use : cur.getUses()) {
-      Operation *user = use.getOwner();
+    for (OpOperand *use : valueUses(cur)) {
+      Operation *user = use->getOwner();
       if (!visited.insert(user).second)
         continue;
       if (auto e = dyn_cast<EmbeddingOp>(user))
@@ -1564,9 +1920,9 @@ static int64_t integerBound(Value v, int64_t unknown) {
 }
 
 static bool isAdamStep(Value v) {
-  return llvm::any_of(v.getUses(), [](OpOperand &use) {
-    auto adam = dyn_cast<AdamWOp>(use.getOwner());
-    return adam && adam.getStep() == use.get();
+  return llvm::any_of(valueUses(v), [](OpOperand *use) {
+    auto adam = dyn_cast<AdamWOp>(use->getOwner());
+    return adam && use == &adam.getStepMutable();
   });
 }
 
@@ -1579,17 +1935,17 @@ static constexpr double kInitialLossScale = 65536.0;
 /// creates (`loss_scale.scale`, ...). std::nullopt for other arguments.
 static std::optional<double> lossScaleInitialValue(Value arg, StringRef name) {
   if (arg)
-    for (OpOperand &use : arg.getUses()) {
-      auto update = dyn_cast<LossScaleUpdateOp>(use.getOwner());
+    for (OpOperand *use : valueUses(arg)) {
+      auto update = dyn_cast<LossScaleUpdateOp>(use->getOwner());
       if (!update)
         continue;
-      if (&use == &update.getScaleMutable())
+      if (use == &update.getScaleMutable())
         return kInitialLossScale;
-      if (&use == &update.getIterMutable())
+      if (use == &update.getIterMutable())
         return 0.0;
-      if (&use == &update.getLastOverflowMutable())
+      if (use == &update.getLastOverflowMutable())
         return -1.0;
-      if (&use == &update.getCurHysteresisMutable())
+      if (use == &update.getCurHysteresisMutable())
         return static_cast<double>(
             static_cast<int64_t>(update.getHysteresis()));
     }
@@ -1616,8 +1972,8 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
   };
   SmallVector<Tensor> args;
   Region &body = func.getFunctionBody();
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+  for (unsigned i : inputArguments(func)) {
+    auto type = cast<ShapedType>(func.getArgumentTypes()[i]);
     Tensor t =
         Tensor::zeros(*elemKindOf(type.getElementType()), type.getShape());
     Value arg = body.empty() ? Value() : body.getArgument(i);

@@ -6,13 +6,24 @@
 // RUN:   | FileCheck %s --check-prefix=REPORT
 // RUN: %mlir_opt --load-pass-plugin=%mw_plugin --help | FileCheck %s --check-prefix=HELP
 // RUN: not %mlir_opt --load-dialect-plugin=%mw_plugin %S/Inputs/invalid.mlir 2>&1 | FileCheck %s --check-prefix=INVALID
+// The bufferization models come with the dialect, the pipeline with the passes.
+// RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin \
+// RUN:   --pass-pipeline="builtin.module(mw-bufferize,mw-static-arena,func.func(mw-verify-plan))" %s \
+// RUN:   2>/dev/null | FileCheck %s --check-prefix=BUF
 
 // IR-LABEL: func.func @f
 // IR:       mw.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
 // REPORT:   "name": "f",
 // REPORT:   "param_count": 128,
 // REPORT:   "flops": 1024,
+// HELP:     --mw-form-kernels
 // HELP:     --mw-memory-report
+// HELP:     Pass Pipelines:
+// HELP:     --mw-bufferize
+// BUF-LABEL: func.func @f
+// BUF:       %[[Y:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
+// BUF:       mw.kernel ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<16x8xf32>) outs(%[[Y]] : memref<4x16xf32>)
+// BUF:       return %[[Y]]
 // INVALID:  invalid.mlir:3:8: error: 'mw.matmul' op contracting dimensions differ: 8 vs 16
 func.func @f(%x: tensor<4x8xf32> {mw.role = #mw.role<input>},
              %w: tensor<16x8xf32> {mw.role = #mw.role<param>}) -> tensor<4x16xf32> {

@@ -15,7 +15,11 @@
 #include "memwall/Eval/Evaluator.h"
 #include "mwrt/safetensors.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -275,14 +279,18 @@ static LogicalResult fail(const Twine &message) {
   return failure();
 }
 
-/// Checks that every argument has a static tensor type the evaluator holds.
+/// Checks that every input argument has a static tensor or memref type the
+/// evaluator holds (the planned arena argument is not an input).
 static LogicalResult checkSignature(FunctionOpInterface func) {
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto t = dyn_cast<RankedTensorType>(type);
-    if (!t || !t.hasStaticShape() || failed(elemKindOf(t.getElementType())))
+  for (unsigned i : inputArguments(func)) {
+    Type type = func.getArgumentTypes()[i];
+    auto t = dyn_cast<ShapedType>(type);
+    if (!t || !isa<RankedTensorType, MemRefType>(t) || !t.hasStaticShape() ||
+        failed(elemKindOf(t.getElementType())))
       return fail("argument #" + Twine(i) + " ('" + argumentName(func, i) +
                   "') has type " + llvm::formatv("{0}", type).str() +
-                  "; mw-eval takes static tensors of f32, f16, bf16, i32, i64");
+                  "; mw-eval takes static tensors or memrefs of f32, f16, "
+                  "bf16, i32, i64");
   }
   return success();
 }
@@ -322,8 +330,8 @@ static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
   };
   SmallVector<Tensor> args;
   llvm::StringSet<> used;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+  for (unsigned i : inputArguments(func)) {
+    auto type = cast<ShapedType>(func.getArgumentTypes()[i]);
     ElemKind kind = *elemKindOf(type.getElementType());
     std::string name = argumentName(func, i);
     std::string expected =
@@ -383,7 +391,10 @@ int main(int argc, char **argv) {
     return exitWithError("--inputs and --random-inputs are exclusive");
 
   DialectRegistry registry;
-  registry.insert<MWDialect, func::FuncDialect>();
+  // mw programs, bufferized (--mw-bufferize) or planned (--mw-static-arena).
+  registry.insert<MWDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect, memref::MemRefDialect,
+                  bufferization::BufferizationDialect>();
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -403,7 +414,8 @@ int main(int argc, char **argv) {
   SmallVector<std::string> resultNames, argNames;
   for (unsigned i = 0, e = func->getNumResults(); i < e; ++i)
     resultNames.push_back(resultName(*func, i));
-  for (unsigned i = 0, e = func->getNumArguments(); i < e; ++i)
+  SmallVector<unsigned> inputs = inputArguments(*func);
+  for (unsigned i : inputs)
     argNames.push_back(argumentName(*func, i));
   // Before evaluating, so that a clash fails fast and writes nothing.
   if ((!inputsFiles.empty() || !saveInputsFile.empty()) &&
@@ -418,12 +430,13 @@ int main(int argc, char **argv) {
     if (failed(loaded))
       return 1;
     args = std::move(*loaded);
-  } else if (randomSeed.getNumOccurrences() || func->getNumArguments() == 0) {
+  } else if (randomSeed.getNumOccurrences() || inputs.empty()) {
     args = randomInputs(*func, randomSeed);
   } else {
-    return exitWithError(
-        "@" + func->getName() + " takes " + Twine(func->getNumArguments()) +
-        " arguments: give --inputs FILE or --random-inputs SEED");
+    return exitWithError("@" + func->getName() + " takes " +
+                         Twine(inputs.size()) +
+                         " arguments: give --inputs FILE or --random-inputs "
+                         "SEED");
   }
 
   FailureOr<SmallVector<Tensor>> results = evaluate(*func, args);

@@ -7,6 +7,7 @@
 #include "memwall/InitMemwall.h"
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -50,10 +51,12 @@ void mlir::mw::registerMemwallDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  mw::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::mw::registerMemwallPasses() {
   mw::registerMWPasses();
+  mw::registerMWPipelines();
   mw::registerMemwallTransformsPasses();
   // One-shot-bufferize, buffer-deallocation-pipeline and the other
   // bufferization passes, to bufferize a program in mw-opt.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -19,6 +20,8 @@ mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MemwallDialects", LLVM_VERSION_STRING,
           [](::mlir::DialectRegistry *registry) {
             registry->insert<::mlir::mw::MWDialect>();
+            ::mlir::mw::registerBufferizableOpInterfaceExternalModels(
+                *registry);
           }};
 }
 
@@ -27,6 +30,7 @@ mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MemwallPasses", LLVM_VERSION_STRING,
           []() {
             ::mlir::mw::registerMWPasses();
+            ::mlir::mw::registerMWPipelines();
             ::mlir::mw::registerMemwallTransformsPasses();
           }};
 }

@@ -75,10 +75,24 @@ using Tensor64 = BasicTensor<double>;
 /// The same tensor with f64 storage (exact).
 Tensor64 widen(const Tensor &t);
 
-/// Evaluates `func` on `args`, one per function argument, each of the
-/// argument's type. On success returns one tensor per result. On failure (a
-/// type mismatch, an unsupported op, an index out of range at run time) emits
-/// an error at the failing op's location and returns failure.
+/// Evaluates `func` on `args`, one per input argument (inputArguments), each
+/// of the argument's shape and element type. On success returns one tensor per
+/// result. On failure (a type mismatch, an unsupported op, an index out of
+/// range at run time) emits an error at the failing op's location and returns
+/// failure.
+///
+/// Besides mw ops on tensors, the evaluator runs bufferized programs, so that
+/// every pass down to the planned arena can be checked against it: mw.kernel
+/// (on tensors or on memrefs), tensor.empty, memref.alloc/alloca/dealloc,
+/// memref.view with a constant byte shift, static views (subview,
+/// collapse/expand_shape, cast, reinterpret_cast), memref.copy, integer and
+/// index arith.constant, bufferization.to_tensor/to_memref. Memrefs live in
+/// byte buffers with each element kind's storage encoding (f16/bf16 as their
+/// 16 bits), so a plan that overlaps live buffers gives different outputs,
+/// and a view outside its allocation is an error. Memref arguments and
+/// results are passed as tensors; the arena argument of
+/// --mw-static-arena="arena=argument" is not an input: the evaluator
+/// allocates it zeroed.
 FailureOr<llvm::SmallVector<Tensor>> evaluate(FunctionOpInterface func,
                                               llvm::ArrayRef<Tensor> args);
 
@@ -88,6 +102,11 @@ FailureOr<llvm::SmallVector<Tensor>> evaluate(FunctionOpInterface func,
 /// whose differences of nearby losses f32 rounding noise would swamp.
 FailureOr<llvm::SmallVector<Tensor64>>
 evaluate64(FunctionOpInterface func, llvm::ArrayRef<Tensor64> args);
+
+/// Whether argument `index` is the planned arena (`mw.arena`).
+bool isArenaArgument(FunctionOpInterface func, unsigned index);
+/// The arguments evaluate() takes values for, in order: all but the arena.
+llvm::SmallVector<unsigned> inputArguments(FunctionOpInterface func);
 
 /// The name of argument `index`: its `mw.name`, else "argN".
 std::string argumentName(FunctionOpInterface func, unsigned index);

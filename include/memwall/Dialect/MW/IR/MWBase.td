@@ -106,5 +106,7 @@ def MW_F32Tensor : RankedTensorOf<[F32]>;
 def MW_ScalarF32Tensor : 0DTensorOf<[F32]>;
 def MW_ScalarI64Tensor : 0DTensorOf<[I64]>;
 def MW_StepTensor : 0DTensorOf<[F32, I32, I64]>;
+/// An operand of mw.kernel: a tensor before bufferization, a memref after.
+def MW_TensorOrMemRef : AnyTypeOf<[MW_Tensor, MemRefOf<[F32, F16, BF16, I32, I64]>]>;
 
 #endif // MEMWALL_DIALECT_MW_IR_MWBASE_TD

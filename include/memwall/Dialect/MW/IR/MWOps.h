@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -36,9 +38,22 @@ RankedTensorType inferReduceType(Type input, ArrayRef<int64_t> axes,
                                  bool keepdims);
 /// The result type of mw.transpose of `input` by `permutation`.
 RankedTensorType inferTransposeType(Type input, ArrayRef<int64_t> permutation);
+/// For an mw op that may compute result `result` in the buffer of one of its
+/// operands (an elementwise op whose operand has the result's type, or an
+/// optimizer update's parameter and state), that operand's index.
+std::optional<unsigned> getInPlaceOperand(Operation *op, unsigned result);
 } // namespace mlir::mw
 
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MW/IR/MWOps.h.inc"
+
+namespace mlir::mw {
+/// Builds, at `builder`'s insertion point, an mw.kernel with operands `ins`
+/// and `outs` and result types `resultTypes` (none in memref form) whose body
+/// computes a clone of `op` on the values of `ins` (one per operand of `op`)
+/// and yields its results. Leaves the insertion point after the kernel.
+KernelOp buildKernelAround(OpBuilder &builder, Operation *op, ValueRange ins,
+                           ValueRange outs, TypeRange resultTypes);
+} // namespace mlir::mw
 
 #endif // MEMWALL_DIALECT_MW_IR_MWOPS_H

@@ -20,6 +20,8 @@ include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 
 /// Every operand and result has a static shape (DESIGN.md decision 1).
 def MW_StaticShapes : NativeOpTrait<"StaticShapes"> {
@@ -1060,6 +1062,104 @@ def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", []> {
   let extraClassDeclaration = [{
     int64_t getFlops() { return 4; }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels: destination-passing form for bufferization
+//===----------------------------------------------------------------------===//
+
+def MW_KernelOp : Op<MW_Dialect, "kernel", [
+    AttrSizedOperandSegments, IsolatedFromAbove, SingleBlock,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<MW_CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>]> {
+  let summary = "one kernel in destination-passing style: mw ops computing "
+                "its outputs into destination operands";
+  let description = [{
+    The unit the runtime launches, and the form in which mw programs meet
+    bufferization (DESIGN.md decision 4). The body is one block of mw ops on
+    tensors whose arguments are the values of `ins`; its `mw.yield` gives one
+    tensor per `outs` operand, of that operand's shape and element type.
+
+    - Tensor form: `ins` and `outs` are tensors and the kernel returns one
+      tensor per `outs` operand (DestinationStyleOpInterface: result `i` is
+      tied to `outs` operand `i`). Only the shape of an `outs` operand
+      matters, never its contents, so a destination may be any tensor of the
+      right type: `tensor.empty`, or an input the kernel may overwrite.
+    - Memref form (after One-Shot Bufferize): `ins` and `outs` are memrefs and
+      the kernel has no results; it reads every `ins` buffer and writes every
+      `outs` buffer. A destination may be the same buffer as an input only
+      when the body is one elementwise op (`mw.add`, `mw.adamw`, ...), where
+      element `i` is read before it is written.
+
+    `--mw-form-kernels` wraps each mw op into a kernel and chooses its
+    destinations; `--mw-bufferize` follows it with One-Shot Bufferize.
+
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %r = mw.kernel ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
+                   outs(%e : tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      %s = mw.add %x, %y : tensor<4xf32>
+      mw.yield %s : tensor<4xf32>
+    }
+    // after bufferization
+    mw.kernel ins(%A, %B : memref<4xf32>, memref<4xf32>)
+              outs(%R : memref<4xf32>) {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      %s = mw.add %x, %y : tensor<4xf32>
+      mw.yield %s : tensor<4xf32>
+    }
+    ```
+    Cost: the sum of the body's ops' FLOPs; bytes read and written are those
+    of `ins` and `outs` (what the kernel moves, intermediates excluded).
+  }];
+  let arguments = (ins Variadic<MW_TensorOrMemRef>:$ins,
+                   Variadic<MW_TensorOrMemRef>:$outs);
+  let results = (outs Variadic<MW_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $ins^ `:` type($ins) `)`)?
+    `outs` `(` $outs `:` type($outs) `)`
+    (`->` type($results)^)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutsMutable();
+    }
+    /// Whether operands are memrefs (after bufferization).
+    bool hasBufferSemantics() {
+      return ::llvm::all_of(getOperandTypes(), [](::mlir::Type t) {
+        return ::llvm::isa<::mlir::MemRefType>(t);
+      });
+    }
+    /// The terminator of the body.
+    ::mlir::Operation *getYield() { return getBody().front().getTerminator(); }
+    /// The single op the body computes, when it has exactly one besides
+    /// the terminator; null otherwise.
+    ::mlir::Operation *getSingleOp();
+    /// Whether every output element depends only on the input elements at
+    /// the same index (one elementwise mw op, an optimizer update or a
+    /// scalar op), so that a destination may share an input's buffer.
+    bool isElementwise();
+  }];
+}
+
+def MW_YieldOp : Op<MW_Dialect, "yield", [Pure, ReturnLike, Terminator,
+                                           HasParent<"KernelOp">]> {
+  let summary = "the outputs of an mw.kernel";
+  let description = [{
+    Terminates an `mw.kernel` body with one tensor per `outs` operand.
+
+    ```mlir
+    mw.yield %s : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MW_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // MEMWALL_DIALECT_MW_IR_MWOPS_TD

@@ -161,4 +161,42 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
   ];
 }
 
+def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
+  let summary = "Wrap every mw op in an mw.kernel with destination operands, "
+                "ready for One-Shot Bufferize";
+  let description = [{
+    Puts each mw op of every function body (except `mw.reshape`, which
+    bufferizes to a view) into its own `mw.kernel`, in destination-passing
+    style, and chooses each result's destination:
+    - for an elementwise op, the first operand of the result's type whose
+      last use is this op (else the first of that type), so that the result
+      may take the buffer of an input that dies here;
+    - for `mw.adamw`, `mw.sgd` and `mw.loss_scale_update`, the parameter and
+      state operands the update replaces;
+    - otherwise a `tensor.empty` of the result's type.
+    Whether a destination that is an input is really written in place is not
+    decided here: One-Shot Analysis decides it, and gives the result a fresh
+    buffer (no copy: destinations are never read) where writing would clobber
+    a value still needed. Function arguments are destinations only of
+    optimizer updates, so forward-only programs never write their inputs or
+    weights.
+
+    The IR stays on tensors and computes the same values (`mw-eval` gives the
+    same outputs before and after). `--mw-bufferize` runs this pass and then
+    One-Shot Bufferize.
+
+    ```
+    %s = mw.add %x, %y : tensor<4xf32>
+    // becomes
+    %s = mw.kernel ins(%x, %y : tensor<4xf32>, tensor<4xf32>)
+                   outs(%x : tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+      %0 = mw.add %a, %b : tensor<4xf32>
+      mw.yield %0 : tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 #endif // MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_TD

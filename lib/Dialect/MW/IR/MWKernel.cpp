@@ -1,0 +1,166 @@
+//===- MWKernel.cpp - mw.kernel and mw.yield ------------------------------===//
+//
+// The destination-passing form of mw ops: mw.kernel's verifiers, memory
+// effects and cost, and the in-place rule shared by --mw-form-kernels (which
+// chooses destinations) and the kernel's bufferization model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::mw;
+
+/// The tensor type a kernel's body sees for an operand of type `t`.
+static RankedTensorType valueTypeOf(Type t) {
+  auto shaped = cast<ShapedType>(t);
+  return RankedTensorType::get(shaped.getShape(), shaped.getElementType());
+}
+
+std::optional<unsigned> mlir::mw::getInPlaceOperand(Operation *op,
+                                                    unsigned result) {
+  // Optimizer updates: new parameter and new state into the old ones.
+  if (isa<AdamWOp>(op)) {
+    static constexpr unsigned tied[] = {0, 2, 3};
+    return tied[result];
+  }
+  if (isa<SgdOp>(op))
+    return result == 0 ? 0u : 2u;
+  if (isa<LossScaleUpdateOp>(op))
+    return result + 1;
+  // Elementwise ops: the first operand of the result's type.
+  if (!isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, NegOp, ExpOp, LogOp, TanhOp,
+           SqrtOp, RsqrtOp, ReciprocalOp, ReluOp, SigmoidOp, SiluOp, GeluOp,
+           ReluGradOp, SiluGradOp, GeluGradOp, SelectOp>(op))
+    return std::nullopt;
+  Type type = op->getResult(result).getType();
+  for (OpOperand &operand : op->getOpOperands())
+    if (operand.get().getType() == type)
+      return operand.getOperandNumber();
+  return std::nullopt;
+}
+
+KernelOp mlir::mw::buildKernelAround(OpBuilder &builder, Operation *op,
+                                     ValueRange ins, ValueRange outs,
+                                     TypeRange resultTypes) {
+  Location loc = op->getLoc();
+  auto kernel = builder.create<KernelOp>(loc, resultTypes, ins, outs);
+  SmallVector<Type> argTypes;
+  for (Value in : ins)
+    argTypes.push_back(valueTypeOf(in.getType()));
+  SmallVector<Location> argLocs(ins.size(), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  Block *body =
+      builder.createBlock(&kernel.getBody(), {}, argTypes, argLocs);
+  IRMapping mapping;
+  mapping.map(op->getOperands(), body->getArguments());
+  Operation *clone = builder.clone(*op, mapping);
+  builder.create<YieldOp>(loc, clone->getResults());
+  return kernel;
+}
+
+Operation *KernelOp::getSingleOp() {
+  Block &block = getBody().front();
+  if (block.getOperations().size() != 2)
+    return nullptr;
+  return &block.front();
+}
+
+bool KernelOp::isElementwise() {
+  Operation *op = getSingleOp();
+  if (!op)
+    return false;
+  for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)
+    if (!getInPlaceOperand(op, r))
+      return false;
+  return true;
+}
+
+LogicalResult KernelOp::verify() {
+  bool anyTensor = false, anyMemRef = false;
+  for (auto [i, v] : llvm::enumerate(getOperands())) {
+    auto shaped = cast<ShapedType>(v.getType());
+    anyTensor |= isa<TensorType>(shaped);
+    anyMemRef |= isa<MemRefType>(shaped);
+    if (!shaped.hasStaticShape())
+      return emitOpError("operand #") << i << " must have a static shape";
+    if (auto memref = dyn_cast<MemRefType>(shaped))
+      if (!memref.getLayout().isIdentity() &&
+          !isa<StridedLayoutAttr>(memref.getLayout()))
+        return emitOpError("memref operands must have an identity or "
+                           "strided layout, got ")
+               << memref;
+  }
+  if (anyTensor && anyMemRef)
+    return emitOpError("expects all operands to be tensors (before "
+                       "bufferization) or all to be memrefs (after), not a "
+                       "mix");
+  if (getOuts().empty())
+    return emitOpError("expects at least one destination in outs");
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getIns().size())
+    return emitOpError("body has ")
+           << block.getNumArguments() << " arguments, expected one per ins "
+           << "operand (" << getIns().size() << ")";
+  for (auto [i, arg, in] : llvm::enumerate(block.getArguments(), getIns()))
+    if (arg.getType() != valueTypeOf(in.getType()))
+      return emitOpError("body argument #")
+             << i << " has type " << arg.getType() << ", expected "
+             << valueTypeOf(in.getType());
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with mw.yield");
+  if (yield.getValues().size() != getOuts().size())
+    return yield.emitOpError("yields ")
+           << yield.getValues().size() << " values, expected one per outs "
+           << "operand (" << getOuts().size() << ")";
+  for (auto [i, value, out] : llvm::enumerate(yield.getValues(), getOuts()))
+    if (value.getType() != valueTypeOf(out.getType()))
+      return yield.emitOpError("value #")
+             << i << " has type " << value.getType() << ", expected "
+             << valueTypeOf(out.getType()) << " (the type of outs operand #"
+             << i << ")";
+  for (Operation &op : block.without_terminator())
+    if (!isa_and_nonnull<MWDialect>(op.getDialect()) || isa<KernelOp>(op))
+      return op.emitOpError("cannot appear in an mw.kernel body: its ops "
+                            "must be mw ops on tensors");
+  return success();
+}
+
+void KernelOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &operand : getInsMutable())
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  for (OpOperand &operand : getOutsMutable())
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+}
+
+int64_t KernelOp::getFlops() {
+  int64_t flops = 0;
+  for (Operation &op : getBody().front().without_terminator())
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      flops += cost.getFlops();
+  return flops;
+}
+
+int64_t KernelOp::getBytesRead() {
+  return detail::sumTensorBytes(getIns().getTypes());
+}
+
+int64_t KernelOp::getBytesWritten() {
+  return detail::sumTensorBytes(getOuts().getTypes());
+}

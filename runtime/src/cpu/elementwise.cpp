@@ -1,0 +1,377 @@
+//===- elementwise.cpp - Constants, elementwise ops, casts, select --------===//
+//
+// The evaluator's constant, splat, binary, unary, cast, activation-gradient,
+// found_inf and select kernels. Each output element depends only on the
+// input elements at its own index (broadcast operands aside) and is written
+// after they are read, so an output may be exactly one of its inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "support.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mwrt::cpu {
+
+// The evaluator's constants, in double and narrowed with Real(...) at use.
+static constexpr double kSqrt2OverPi = 0.7978845608028654;
+static constexpr double kGeluCoeff = 0.044715;
+static constexpr double kInvSqrt2 = 0.7071067811865476;
+static constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+static float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+//===----------------------------------------------------------------------===//
+// constant and splat
+//===----------------------------------------------------------------------===//
+
+/// Whether the integral double `v` fits in integer type `t`.
+static bool fitsInt(DType t, double v) {
+  double limit = t == DType::I32 ? 2147483648.0 : 9223372036854775808.0;
+  return v >= -limit && v < limit;
+}
+
+mwrt_status runConstant(KernelCall &c) {
+  const TensorRef &out = c.out(0);
+  int64_t n = out.numElements();
+  const AttrValue *value = c.attrs.find("value");
+  if (!value)
+    return c.fail("missing attribute 'value'");
+  // A list of n values, or of one value for a splat constant.
+  auto checkCount = [&](size_t count) {
+    if (static_cast<int64_t>(count) == n || count == 1)
+      return MWRT_OK;
+    return c.fail("'value' has ", count, " elements for result type ",
+                  typeString(out.dtype, out.shape));
+  };
+  if (const auto *bytes = std::get_if<std::string>(value)) {
+    // Raw little-endian elements of the result's dtype.
+    size_t size = dtypeSize(out.dtype);
+    if (bytes->size() % size)
+      return c.fail("'value' has ", bytes->size(),
+                    " bytes, not a whole number of ", typeName(out.dtype),
+                    " elements");
+    MWRT_TRY(checkCount(bytes->size() / size));
+    Shape srcStrides = bytes->size() == size ? Shape(out.shape.size(), 0)
+                                             : rowMajorStrides(out.shape);
+    copyElements(out.data, stridesOf(out), bytes->data(), srcStrides, 0,
+                 out.shape, size);
+    return MWRT_OK;
+  }
+  if (isFloat(out.dtype)) {
+    const auto *list = std::get_if<std::vector<double>>(value);
+    if (!list)
+      return c.fail("'value' of a ", typeName(out.dtype),
+                    " constant must be a list of floats or raw bytes");
+    MWRT_TRY(checkCount(list->size()));
+    FloatDst dst(out);
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = roundOnceTo(out.dtype, (*list)[list->size() == 1 ? 0 : i]);
+    dst.commit();
+    return MWRT_OK;
+  }
+  const auto *list = std::get_if<std::vector<int64_t>>(value);
+  if (!list)
+    return c.fail("'value' of a ", typeName(out.dtype),
+                  " constant must be a list of integers or raw bytes");
+  MWRT_TRY(checkCount(list->size()));
+  for (int64_t v : *list)
+    if (wrapTo(out.dtype, v) != v)
+      return c.fail("value ", v, " does not fit in ", typeName(out.dtype));
+  IntDst dst(out);
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = (*list)[list->size() == 1 ? 0 : i];
+  dst.commit();
+  return MWRT_OK;
+}
+
+mwrt_status runSplat(KernelCall &c) {
+  const TensorRef &out = c.out(0);
+  double v;
+  MWRT_TRY(c.getFloat("value", v));
+  if (isFloat(out.dtype)) {
+    FloatDst dst(out);
+    std::fill(dst.data(), dst.data() + out.numElements(),
+              roundOnceTo(out.dtype, v));
+    dst.commit();
+    return MWRT_OK;
+  }
+  if (std::trunc(v) != v || std::isinf(v))
+    return c.fail("value ", v, " is not an integer, as element type ",
+                  typeName(out.dtype), " requires");
+  if (!fitsInt(out.dtype, v))
+    return c.fail("value ", v, " does not fit in ", typeName(out.dtype));
+  IntDst dst(out);
+  std::fill(dst.data(), dst.data() + out.numElements(),
+            wrapTo(out.dtype, static_cast<int64_t>(v)));
+  dst.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary ops with broadcasting
+//===----------------------------------------------------------------------===//
+
+mwrt_status runBinary(KernelCall &c) {
+  const TensorRef &a = c.in(0), &b = c.in(1), &out = c.out(0);
+  if (a.dtype != b.dtype)
+    return c.fail("rhs element type ", typeName(b.dtype),
+                  " differs from the lhs element type ", typeName(a.dtype));
+  Shape shape;
+  if (!broadcastShapes(a.shape, b.shape, shape))
+    return c.fail("operand shapes ", shapeString(a.shape), " and ",
+                  shapeString(b.shape), " are not broadcast-compatible");
+  MWRT_TRY(c.expectType(out, "result", shape, a.dtype));
+  std::array<Shape, 2> strides = {
+      broadcastStrides(a.shape, rowMajorStrides(a.shape), shape),
+      broadcastStrides(b.shape, rowMajorStrides(b.shape), shape)};
+  OpKind op = c.op;
+  if (isFloat(out.dtype)) {
+    FloatSrc x(a), y(b);
+    FloatDst r(out);
+    forEachIndex<2>(
+        shape, strides, [&](int64_t n, const std::array<int64_t, 2> &o) {
+          float u = x[o[0]], v = y[o[1]];
+          switch (op) {
+          case OpKind::Add:
+            r[n] = u + v;
+            break;
+          case OpKind::Sub:
+            r[n] = u - v;
+            break;
+          case OpKind::Mul:
+            r[n] = u * v;
+            break;
+          case OpKind::Div:
+            r[n] = u / v;
+            break;
+          default:
+            r[n] = (std::isnan(u) || std::isnan(v)) ? NAN : std::max(u, v);
+          }
+        });
+    r.commit();
+    return MWRT_OK;
+  }
+  IntSrc x(a), y(b);
+  // Checked before anything is written, as the evaluator fails the whole op.
+  // Every element of rhs is used once the result has any element.
+  if (op == OpKind::Div && out.numElements() > 0)
+    for (int64_t i = 0, e = b.numElements(); i < e; ++i)
+      if (y[i] == 0)
+        return c.fail("integer division by zero");
+  IntDst r(out);
+  DType t = out.dtype;
+  forEachIndex<2>(
+      shape, strides, [&](int64_t n, const std::array<int64_t, 2> &o) {
+        // Unsigned arithmetic wraps without undefined behaviour.
+        int64_t u = x[o[0]], v = y[o[1]];
+        uint64_t uu = static_cast<uint64_t>(u), uv = static_cast<uint64_t>(v);
+        int64_t res;
+        switch (op) {
+        case OpKind::Add:
+          res = static_cast<int64_t>(uu + uv);
+          break;
+        case OpKind::Sub:
+          res = static_cast<int64_t>(uu - uv);
+          break;
+        case OpKind::Mul:
+          res = static_cast<int64_t>(uu * uv);
+          break;
+        case OpKind::Div:
+          res = v == -1 ? static_cast<int64_t>(0 - uu) : u / v;
+          break;
+        default:
+          res = std::max(u, v);
+        }
+        r[n] = wrapTo(t, res);
+      });
+  r.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+/// The evaluator's applyUnary with Real = float.
+static float applyUnary(OpKind op, bool geluTanh, float x) {
+  switch (op) {
+  case OpKind::Neg:
+    return -x;
+  case OpKind::Exp:
+    return std::exp(x);
+  case OpKind::Log:
+    return std::log(x);
+  case OpKind::Tanh:
+    return std::tanh(x);
+  case OpKind::Sqrt:
+    return std::sqrt(x);
+  case OpKind::Rsqrt:
+    return 1.0f / std::sqrt(x);
+  case OpKind::Reciprocal:
+    return 1.0f / x;
+  case OpKind::Relu:
+    return x < 0.0f ? 0.0f : x;
+  case OpKind::Sigmoid:
+    return sigmoid(x);
+  case OpKind::Silu:
+    return x * sigmoid(x);
+  default: // Gelu
+    if (geluTanh)
+      return 0.5f * x *
+             (1.0f + std::tanh(float(kSqrt2OverPi) *
+                               (x + float(kGeluCoeff) * x * x * x)));
+    return 0.5f * x * (1.0f + std::erf(x * float(kInvSqrt2)));
+  }
+}
+
+mwrt_status runUnary(KernelCall &c) {
+  const TensorRef &in = c.in(0), &out = c.out(0);
+  if (c.op != OpKind::Neg)
+    MWRT_TRY(c.expectFloat(in, "input"));
+  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
+  bool geluTanh = false;
+  if (c.op == OpKind::Gelu)
+    MWRT_TRY(c.getGeluTanh(geluTanh));
+  int64_t n = in.numElements();
+  if (!isFloat(in.dtype)) { // only neg takes integers
+    IntSrc x(in);
+    IntDst r(out);
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = wrapTo(out.dtype,
+                    static_cast<int64_t>(0 - static_cast<uint64_t>(x[i])));
+    r.commit();
+    return MWRT_OK;
+  }
+  FloatSrc x(in);
+  FloatDst r(out);
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = applyUnary(c.op, geluTanh, x[i]);
+  r.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+mwrt_status runCast(KernelCall &c) {
+  const TensorRef &in = c.in(0), &out = c.out(0);
+  if (out.shape != in.shape)
+    return c.fail("result shape ", shapeString(out.shape),
+                  " differs from the input shape ", shapeString(in.shape));
+  int64_t n = in.numElements();
+  if (isFloat(out.dtype)) {
+    FloatDst r(out);
+    if (isFloat(in.dtype)) {
+      FloatSrc x(in);
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = roundTo(out.dtype, x[i]);
+    } else {
+      IntSrc x(in);
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = intTo(out.dtype, x[i]);
+    }
+    r.commit();
+    return MWRT_OK;
+  }
+  if (!isFloat(in.dtype)) {
+    IntSrc x(in);
+    IntDst r(out);
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = wrapTo(out.dtype, x[i]);
+    r.commit();
+    return MWRT_OK;
+  }
+  // Float to integer truncates toward zero; anything that does not fit fails
+  // the whole op, checked before any element is written.
+  FloatSrc x(in);
+  double lo = out.dtype == DType::I32 ? -2147483648.0 : -9.2233720368547758e18;
+  double hi = out.dtype == DType::I32 ? 2147483647.0 : 9.2233720368547748e18;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = std::trunc(static_cast<double>(x[i]));
+    if (!(v >= lo && v <= hi))
+      return c.fail("cannot cast ", x[i], " to ", typeName(out.dtype),
+                    ": not finite or out of range");
+  }
+  IntDst r(out);
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = static_cast<int64_t>(std::trunc(static_cast<double>(x[i])));
+  r.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// relu_grad, silu_grad, gelu_grad
+//===----------------------------------------------------------------------===//
+
+/// The evaluator's activation derivatives with Real = float.
+static float activationDerivative(OpKind op, bool geluTanh, float v) {
+  if (op == OpKind::ReluGrad)
+    return v > 0.0f ? 1.0f : 0.0f;
+  if (op == OpKind::SiluGrad) {
+    float sg = sigmoid(v);
+    return sg * (1.0f + v * (1.0f - sg));
+  }
+  if (geluTanh) {
+    float u = float(kSqrt2OverPi) * (v + float(kGeluCoeff) * v * v * v);
+    float t = std::tanh(u);
+    float du = float(kSqrt2OverPi) * (1.0f + 3.0f * float(kGeluCoeff) * v * v);
+    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+  }
+  float cdf = 0.5f * (1.0f + std::erf(v * float(kInvSqrt2)));
+  float pdf = float(kInvSqrt2Pi) * std::exp(-0.5f * v * v);
+  return cdf + v * pdf;
+}
+
+mwrt_status runActivationGrad(KernelCall &c) {
+  const TensorRef &in = c.in(0), &dy = c.in(1), &out = c.out(0);
+  MWRT_TRY(c.expectFloat(in, "input"));
+  MWRT_TRY(c.expectSameType(dy, "grad_output", in, "input"));
+  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
+  bool geluTanh = false;
+  if (c.op == OpKind::GeluGrad)
+    MWRT_TRY(c.getGeluTanh(geluTanh));
+  FloatSrc x(in), g(dy);
+  FloatDst r(out);
+  for (int64_t i = 0, n = in.numElements(); i < n; ++i)
+    r[i] = g[i] * activationDerivative(c.op, geluTanh, x[i]);
+  r.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// found_inf and select
+//===----------------------------------------------------------------------===//
+
+mwrt_status runFoundInf(KernelCall &c) {
+  for (size_t i = 0; i < c.ins.size(); ++i)
+    MWRT_TRY(c.expectFloat(c.in(i), ("input #" + std::to_string(i)).c_str()));
+  MWRT_TRY(c.expectType(c.out(0), "result", {}, DType::F32));
+  bool found = false;
+  for (const TensorRef &t : c.ins) {
+    FloatSrc x(t);
+    for (int64_t i = 0, n = t.numElements(); i < n && !found; ++i)
+      found = !std::isfinite(x[i]);
+  }
+  *static_cast<float *>(c.out(0).data) = found ? 1.0f : 0.0f;
+  return MWRT_OK;
+}
+
+mwrt_status runSelect(KernelCall &c) {
+  const TensorRef &cond = c.in(0), &t = c.in(1), &f = c.in(2), &out = c.out(0);
+  MWRT_TRY(c.expectType(cond, "condition", {}, DType::F32));
+  MWRT_TRY(c.expectSameType(f, "false_value", t, "true_value"));
+  MWRT_TRY(c.expectSameType(out, "result", t, "true_value"));
+  // NaN is != 0, so a NaN flag selects the true value.
+  const TensorRef &chosen =
+      *static_cast<const float *>(cond.data) != 0.0f ? t : f;
+  if (chosen.data == out.data && stridesOf(chosen) == stridesOf(out))
+    return MWRT_OK; // already in place
+  copyElements(out.data, stridesOf(out), chosen.data, stridesOf(chosen), 0,
+               out.shape, dtypeSize(out.dtype));
+  return MWRT_OK;
+}
+
+} // namespace mwrt::cpu

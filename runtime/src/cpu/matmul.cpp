@@ -1,0 +1,168 @@
+//===- matmul.cpp - Batched matmul through OpenBLAS or the evaluator's loops
+//===//
+//
+// mw.matmul on f32 values (f16 and bf16 are widened, multiplied in f32 and
+// rounded once, as the evaluator does). With OpenBLAS the product is one
+// cblas_sgemm per batch matrix (or one for the whole batch when the rhs is
+// shared and the lhs not transposed); its summation order differs from the
+// evaluator's, so results agree within the bound docs/runtime-kernels.md
+// states. The reference path is the evaluator's triple loop and agrees bit
+// for bit. OpenBLAS runs on one thread unless setCpuBlasThreads says
+// otherwise: its results repeat for a given thread count but change with it
+// (measured: 1 and 2 threads differ in the last bits of most elements).
+//
+//===----------------------------------------------------------------------===//
+
+#include "support.h"
+
+#include <algorithm>
+#include <climits>
+
+#ifdef MWRT_HAVE_OPENBLAS
+#include <cblas.h>
+#include <mutex>
+#endif
+
+namespace mwrt::cpu {
+
+#ifdef MWRT_HAVE_OPENBLAS
+static std::once_flag blasThreadsSet;
+static void ensureBlasThreads() {
+  std::call_once(blasThreadsSet, [] { openblas_set_num_threads(1); });
+}
+#endif
+
+namespace {
+struct MatmulShape {
+  int64_t m, n, k;
+  bool transA, transB;
+  Shape batch;                       ///< the result's batch dimensions
+  std::array<Shape, 2> batchStrides; ///< in whole matrices of lhs and rhs
+};
+
+void referenceMatmul(const MatmulShape &s, const float *a, const float *b,
+                     float *c) {
+  int64_t m = s.m, n = s.n, k = s.k;
+  // Element strides of the two matrix dimensions after the transposes.
+  int64_t aRow = s.transA ? 1 : k, aCol = s.transA ? m : 1;
+  int64_t bRow = s.transB ? 1 : n, bCol = s.transB ? k : 1;
+  forEachIndex<2>(s.batch, s.batchStrides,
+                  [&](int64_t bi, const std::array<int64_t, 2> &o) {
+                    const float *pa = a + o[0] * m * k;
+                    const float *pb = b + o[1] * k * n;
+                    float *pc = c + bi * m * n;
+                    for (int64_t i = 0; i < m; ++i)
+                      for (int64_t j = 0; j < n; ++j) {
+                        float acc = 0.0f;
+                        for (int64_t p = 0; p < k; ++p)
+                          acc +=
+                              pa[i * aRow + p * aCol] * pb[p * bRow + j * bCol];
+                        pc[i * n + j] = acc;
+                      }
+                  });
+}
+
+#ifdef MWRT_HAVE_OPENBLAS
+/// Whether sgemm can take the problem: its sizes are C ints.
+bool fitsBlas(const MatmulShape &s) {
+  int64_t batchRows = product(s.batch) * s.m;
+  return std::max({s.m, s.n, s.k, batchRows}) <= INT_MAX;
+}
+
+void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
+                int64_t lhsMatrices, int64_t rhsMatrices) {
+  int64_t m = s.m, n = s.n, k = s.k, count = product(s.batch);
+  if (m == 0 || n == 0 || count == 0)
+    return;
+  if (k == 0) { // sgemm rejects a zero leading dimension
+    std::fill(c, c + count * m * n, 0.0f);
+    return;
+  }
+  ensureBlasThreads();
+  CBLAS_TRANSPOSE ta = s.transA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = s.transB ? CblasTrans : CblasNoTrans;
+  int lda = static_cast<int>(s.transA ? m : k);
+  int ldb = static_cast<int>(s.transB ? k : n);
+  if (!s.transA && rhsMatrices == 1 && lhsMatrices == count) {
+    // One rhs for every batch element and lhs matrices stacked in batch
+    // order: one [count*m, k] x [k, n] product.
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(count * m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb,
+                0.0f, c, static_cast<int>(n));
+    return;
+  }
+  forEachIndex<2>(s.batch, s.batchStrides,
+                  [&](int64_t bi, const std::array<int64_t, 2> &o) {
+                    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
+                                static_cast<int>(n), static_cast<int>(k), 1.0f,
+                                a + o[0] * m * k, lda, b + o[1] * k * n, ldb,
+                                0.0f, c + bi * m * n, static_cast<int>(n));
+                  });
+}
+#endif
+} // namespace
+
+mwrt_status runMatmul(KernelCall &c) {
+  const TensorRef &a = c.in(0), &b = c.in(1), &out = c.out(0);
+  MWRT_TRY(c.expectFloat(a, "lhs"));
+  size_t ar = a.shape.size(), br = b.shape.size();
+  if (ar < 2)
+    return c.fail("lhs must have rank >= 2, got ", ar);
+  if (br < 2)
+    return c.fail("rhs must have rank >= 2, got ", br);
+  if (b.dtype != a.dtype)
+    return c.fail("rhs element type ", typeName(b.dtype),
+                  " differs from the lhs element type ", typeName(a.dtype));
+  MatmulShape s;
+  MWRT_TRY(c.getBool("transpose_lhs", s.transA));
+  MWRT_TRY(c.getBool("transpose_rhs", s.transB));
+  s.m = s.transA ? a.shape[ar - 1] : a.shape[ar - 2];
+  s.k = s.transA ? a.shape[ar - 2] : a.shape[ar - 1];
+  int64_t k2 = s.transB ? b.shape[br - 1] : b.shape[br - 2];
+  s.n = s.transB ? b.shape[br - 2] : b.shape[br - 1];
+  if (s.k != k2)
+    return c.fail("contracting dimensions differ: ", s.k, " vs ", k2);
+  Shape aBatch(a.shape.begin(), a.shape.end() - 2);
+  Shape bBatch(b.shape.begin(), b.shape.end() - 2);
+  if (!broadcastShapes(aBatch, bBatch, s.batch))
+    return c.fail("batch dimensions ", shapeString(aBatch), " and ",
+                  shapeString(bBatch), " are not broadcast-compatible");
+  Shape shape = s.batch;
+  shape.push_back(s.m);
+  shape.push_back(s.n);
+  MWRT_TRY(c.expectType(out, "result", shape, a.dtype));
+  s.batchStrides = {broadcastStrides(aBatch, rowMajorStrides(aBatch), s.batch),
+                    broadcastStrides(bBatch, rowMajorStrides(bBatch), s.batch)};
+  FloatSrc x(a), y(b);
+  FloatDst r(out);
+#ifdef MWRT_HAVE_OPENBLAS
+  if (!c.options.referenceMatmul && fitsBlas(s))
+    blasMatmul(s, x.data(), y.data(), r.data(), product(aBatch),
+               product(bBatch));
+  else
+    referenceMatmul(s, x.data(), y.data(), r.data());
+#else
+  referenceMatmul(s, x.data(), y.data(), r.data());
+#endif
+  r.commit();
+  return MWRT_OK;
+}
+
+} // namespace mwrt::cpu
+
+bool mwrt::cpuMatmulUsesBlas() {
+#ifdef MWRT_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+void mwrt::setCpuBlasThreads(int threads) {
+#ifdef MWRT_HAVE_OPENBLAS
+  cpu::ensureBlasThreads();
+  openblas_set_num_threads(std::max(threads, 1));
+#else
+  (void)threads;
+#endif
+}

@@ -1,0 +1,320 @@
+//===- norms.cpp - Norms, embedding and cross-entropy ---------------------===//
+//
+// layer_norm, rms_norm, embedding, cross_entropy and their gradients, as the
+// evaluator computes them: per row of the last dimension, statistics
+// accumulated in f32 in index order. Index and label operands are checked
+// against their range before anything is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mwrt::cpu {
+
+/// Shared checks of the norms (the verifiers' verifyNormOperands): input of
+/// rank >= 1 and float type, weights of shape [D] and the input's dtype.
+/// Sets `stats` to the shape of the saved statistics.
+static mwrt_status checkNorm(const KernelCall &c, size_t numWeights,
+                             Shape &stats) {
+  const TensorRef &x = c.in(0);
+  MWRT_TRY(c.expectFloat(x, "input"));
+  if (x.shape.empty())
+    return c.fail("input must have rank >= 1, got 0");
+  const char *names[] = {"gamma", "beta"};
+  for (size_t i = 0; i < numWeights; ++i)
+    MWRT_TRY(c.expectType(c.in(1 + i), names[i], {x.shape.back()}, x.dtype));
+  stats.assign(x.shape.begin(), x.shape.end() - 1);
+  return MWRT_OK;
+}
+
+/// Number of rows and their length D, as the evaluator splits the input.
+static void rowsOf(const TensorRef &x, int64_t &rows, int64_t &d) {
+  d = x.shape.back();
+  rows = x.numElements() / std::max<int64_t>(d, 1);
+}
+
+mwrt_status runLayerNorm(KernelCall &c) {
+  Shape stats;
+  MWRT_TRY(checkNorm(c, 2, stats));
+  const TensorRef &x = c.in(0);
+  double epsilon;
+  MWRT_TRY(c.getFloat("epsilon", epsilon, 1e-5));
+  MWRT_TRY(c.expectSameType(c.out(0), "result", x, "input"));
+  MWRT_TRY(c.expectType(c.out(1), "mean", stats, DType::F32));
+  MWRT_TRY(c.expectType(c.out(2), "rstd", stats, DType::F32));
+  FloatSrc px(x), g(c.in(1)), b(c.in(2));
+  // Zeroed statistics: with D = 0 there are rows but no row loop, and the
+  // evaluator's are zeros then.
+  FloatDst y(c.out(0)), mean(c.out(1), /*zero=*/true), rstd(c.out(2), true);
+  int64_t rows, d;
+  rowsOf(x, rows, d);
+  float eps = static_cast<float>(epsilon);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = px.data() + r * d;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sum += row[j];
+    float mu = sum / static_cast<float>(d);
+    float sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sq += (row[j] - mu) * (row[j] - mu);
+    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j)
+      y[r * d + j] = (row[j] - mu) * rs * g[j] + b[j];
+    mean[r] = mu;
+    rstd[r] = rs;
+  }
+  y.commit();
+  mean.commit();
+  rstd.commit();
+  return MWRT_OK;
+}
+
+mwrt_status runRmsNorm(KernelCall &c) {
+  Shape stats;
+  MWRT_TRY(checkNorm(c, 1, stats));
+  const TensorRef &x = c.in(0);
+  double epsilon;
+  MWRT_TRY(c.getFloat("epsilon", epsilon, 1e-6));
+  MWRT_TRY(c.expectSameType(c.out(0), "result", x, "input"));
+  MWRT_TRY(c.expectType(c.out(1), "rstd", stats, DType::F32));
+  FloatSrc px(x), g(c.in(1));
+  FloatDst y(c.out(0)), rstd(c.out(1), /*zero=*/true); // as in layer_norm
+  int64_t rows, d;
+  rowsOf(x, rows, d);
+  float eps = static_cast<float>(epsilon);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = px.data() + r * d;
+    float sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j)
+      sq += row[j] * row[j];
+    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j)
+      y[r * d + j] = row[j] * rs * g[j];
+    rstd[r] = rs;
+  }
+  y.commit();
+  rstd.commit();
+  return MWRT_OK;
+}
+
+mwrt_status runLayerNormGrad(KernelCall &c) {
+  Shape stats;
+  MWRT_TRY(checkNorm(c, 1, stats));
+  const TensorRef &x = c.in(0), &gamma = c.in(1);
+  MWRT_TRY(c.expectType(c.in(2), "mean", stats, DType::F32));
+  MWRT_TRY(c.expectType(c.in(3), "rstd", stats, DType::F32));
+  MWRT_TRY(c.expectSameType(c.in(4), "grad_output", x, "input"));
+  MWRT_TRY(c.expectSameType(c.out(0), "grad_input", x, "input"));
+  MWRT_TRY(c.expectSameType(c.out(1), "grad_gamma", gamma, "gamma"));
+  MWRT_TRY(c.expectSameType(c.out(2), "grad_beta", gamma, "gamma"));
+  FloatSrc px(x), g(gamma), mean(c.in(2)), rstd(c.in(3)), dy(c.in(4));
+  FloatDst dx(c.out(0)), dg(c.out(1), /*zero=*/true), db(c.out(2), true);
+  int64_t rows, d;
+  rowsOf(x, rows, d);
+  for (int64_t r = 0; r < rows; ++r) {
+    float mu = mean[r], rs = rstd[r];
+    float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = (px[r * d + j] - mu) * rs;
+      float dxhat = dy[r * d + j] * g[j];
+      sumDxhat += dxhat;
+      sumDxhatXhat += dxhat * xhat;
+      dg[j] += dy[r * d + j] * xhat;
+      db[j] += dy[r * d + j];
+    }
+    float fd = static_cast<float>(d);
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = (px[r * d + j] - mu) * rs;
+      float dxhat = dy[r * d + j] * g[j];
+      dx[r * d + j] = rs * (dxhat - sumDxhat / fd - xhat * sumDxhatXhat / fd);
+    }
+  }
+  dx.commit();
+  dg.commit();
+  db.commit();
+  return MWRT_OK;
+}
+
+mwrt_status runRmsNormGrad(KernelCall &c) {
+  Shape stats;
+  MWRT_TRY(checkNorm(c, 1, stats));
+  const TensorRef &x = c.in(0), &gamma = c.in(1);
+  MWRT_TRY(c.expectType(c.in(2), "rstd", stats, DType::F32));
+  MWRT_TRY(c.expectSameType(c.in(3), "grad_output", x, "input"));
+  MWRT_TRY(c.expectSameType(c.out(0), "grad_input", x, "input"));
+  MWRT_TRY(c.expectSameType(c.out(1), "grad_gamma", gamma, "gamma"));
+  FloatSrc px(x), g(gamma), rstd(c.in(2)), dy(c.in(3));
+  FloatDst dx(c.out(0)), dg(c.out(1), /*zero=*/true);
+  int64_t rows, d;
+  rowsOf(x, rows, d);
+  for (int64_t r = 0; r < rows; ++r) {
+    float rs = rstd[r];
+    float sumDxhatXhat = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = px[r * d + j] * rs;
+      float dxhat = dy[r * d + j] * g[j];
+      sumDxhatXhat += dxhat * xhat;
+      dg[j] += dy[r * d + j] * xhat;
+    }
+    float fd = static_cast<float>(d);
+    for (int64_t j = 0; j < d; ++j) {
+      float xhat = px[r * d + j] * rs;
+      float dxhat = dy[r * d + j] * g[j];
+      dx[r * d + j] = rs * (dxhat - xhat * sumDxhatXhat / fd);
+    }
+  }
+  dx.commit();
+  dg.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// embedding and embedding_grad
+//===----------------------------------------------------------------------===//
+
+/// Checks that every index lies in [0, bound), as the evaluator's checkIndex.
+static mwrt_status checkIndices(const KernelCall &c, const IntSrc &idx,
+                                int64_t count, int64_t bound) {
+  for (int64_t n = 0; n < count; ++n)
+    if (idx[n] < 0 || idx[n] >= bound)
+      return c.fail("embedding index ", idx[n], " is out of range [0, ", bound,
+                    ")");
+  return MWRT_OK;
+}
+
+mwrt_status runEmbedding(KernelCall &c) {
+  const TensorRef &table = c.in(0), &indices = c.in(1), &out = c.out(0);
+  MWRT_TRY(c.expectFloat(table, "table"));
+  MWRT_TRY(c.expectInt(indices, "indices"));
+  MWRT_TRY(c.expectRank(table, "table", 2, "[V, D]"));
+  Shape shape = indices.shape;
+  shape.push_back(table.shape[1]);
+  MWRT_TRY(c.expectType(out, "result", shape, table.dtype));
+  int64_t v = table.shape[0], d = table.shape[1], n = indices.numElements();
+  IntSrc idx(indices);
+  MWRT_TRY(checkIndices(c, idx, n, v));
+  // Rows are copied as they are: the result has the table's dtype.
+  size_t size = dtypeSize(out.dtype);
+  if (table.isContiguous() && out.isContiguous()) {
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(static_cast<char *>(out.data) + i * d * size,
+                  static_cast<const char *>(table.data) + idx[i] * d * size,
+                  d * size);
+    return MWRT_OK;
+  }
+  Shape tableStrides = stridesOf(table), outStrides = stridesOf(out);
+  Shape rowShape = {d}, outRow = {outStrides.back()};
+  Shape outIndexStrides(outStrides.begin(), outStrides.end() - 1);
+  forEachIndex<1>(indices.shape, {outIndexStrides},
+                  [&](int64_t i, const std::array<int64_t, 1> &o) {
+                    copyElements(static_cast<char *>(out.data) + o[0] * size,
+                                 outRow, table.data, {tableStrides[1]},
+                                 idx[i] * tableStrides[0], rowShape, size);
+                  });
+  return MWRT_OK;
+}
+
+mwrt_status runEmbeddingGrad(KernelCall &c) {
+  const TensorRef &indices = c.in(0), &dy = c.in(1), &out = c.out(0);
+  MWRT_TRY(c.expectInt(indices, "indices"));
+  MWRT_TRY(c.expectFloat(dy, "grad_output"));
+  MWRT_TRY(c.expectRank(out, "result", 2, "[V, D]"));
+  Shape shape = indices.shape;
+  shape.push_back(out.shape[1]);
+  MWRT_TRY(c.expectType(dy, "grad_output", shape, dy.dtype));
+  if (out.dtype != dy.dtype)
+    return c.fail("result element type ", typeName(out.dtype),
+                  " differs from the grad_output element type ",
+                  typeName(dy.dtype));
+  int64_t v = out.shape[0], d = out.shape[1], n = indices.numElements();
+  IntSrc idx(indices);
+  MWRT_TRY(checkIndices(c, idx, n, v));
+  FloatSrc g(dy);
+  FloatDst r(out, /*zero=*/true);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      r[idx[i] * d + j] += g[i * d + j];
+  r.commit();
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy and cross_entropy_grad
+//===----------------------------------------------------------------------===//
+
+mwrt_status runCrossEntropy(KernelCall &c) {
+  bool grad = c.op == OpKind::CrossEntropyGrad;
+  const TensorRef &logits = c.in(0), &labels = c.in(1), &out = c.out(0);
+  MWRT_TRY(c.expectFloat(logits, "logits"));
+  MWRT_TRY(c.expectInt(labels, "labels"));
+  if (logits.shape.empty())
+    return c.fail("logits must have rank >= 1, got 0");
+  MWRT_TRY(c.expectType(labels, "labels",
+                        Shape(logits.shape.begin(), logits.shape.end() - 1),
+                        labels.dtype));
+  if (grad) {
+    MWRT_TRY(c.expectType(c.in(2), "grad_loss", {}, DType::F32));
+    MWRT_TRY(c.expectSameType(out, "result", logits, "logits"));
+  } else {
+    MWRT_TRY(c.expectType(out, "result", {}, DType::F32));
+  }
+  int64_t ignore;
+  MWRT_TRY(c.getInt("ignore_index", ignore, -100));
+  int64_t classes = logits.shape.back(), rows = labels.numElements();
+  IntSrc label(labels);
+  int64_t count = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    if (label[t] == ignore)
+      continue;
+    if (label[t] < 0 || label[t] >= classes)
+      return c.fail("label ", label[t], " is out of range [0, ", classes, ")");
+    ++count;
+  }
+  FloatSrc x(logits);
+  // Per-row max and log-sum-exp, as log_softmax computes them.
+  auto rowStats = [&](int64_t t, float &mx, float &sum) {
+    const float *p = x.data() + t * classes;
+    mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < classes; ++j)
+      mx = std::max(mx, p[j]);
+    sum = 0.0f;
+    for (int64_t j = 0; j < classes; ++j)
+      sum += std::exp(p[j] - mx);
+  };
+  if (!grad) {
+    float total = 0.0f;
+    for (int64_t t = 0; t < rows; ++t) {
+      if (label[t] == ignore)
+        continue;
+      float mx, sum;
+      rowStats(t, mx, sum);
+      total += mx + std::log(sum) - x[t * classes + label[t]];
+    }
+    *static_cast<float *>(out.data) =
+        count ? total / static_cast<float>(count) : 0.0f;
+    return MWRT_OK;
+  }
+  float g = *static_cast<const float *>(c.in(2).data);
+  FloatDst r(out, /*zero=*/true);
+  for (int64_t t = 0; t < rows && count; ++t) {
+    if (label[t] == ignore)
+      continue;
+    float mx, sum;
+    rowStats(t, mx, sum);
+    for (int64_t j = 0; j < classes; ++j) {
+      float p = std::exp(x[t * classes + j] - mx) / sum;
+      float onehot = j == label[t] ? 1.0f : 0.0f;
+      r[t * classes + j] = g * (p - onehot) / static_cast<float>(count);
+    }
+  }
+  r.commit();
+  return MWRT_OK;
+}
+
+} // namespace mwrt::cpu

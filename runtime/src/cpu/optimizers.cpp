@@ -1,0 +1,201 @@
+//===- optimizers.cpp - AdamW, SGD and dynamic loss scaling ---------------===//
+//
+// The evaluator's adamw, sgd and loss_scale_update: scalars in double (as
+// PyTorch and DeepSpeed compute them on the host), elements in f32, results
+// rounded to their type. Each element is read before it is written, so new
+// parameters and state may be written over the old ones in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "support.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mwrt::cpu {
+
+/// Checks the update's grad (any float type, param's shape) and that `t`
+/// (operand or result `name`) has the param's type.
+static mwrt_status expectLikeParam(const KernelCall &c, const TensorRef &t,
+                                   const char *name) {
+  return c.expectSameType(t, name, c.in(0), "param");
+}
+
+static mwrt_status checkParamAndGrad(const KernelCall &c) {
+  const TensorRef &p = c.in(0), &g = c.in(1);
+  MWRT_TRY(c.expectFloat(p, "param"));
+  MWRT_TRY(c.expectFloat(g, "grad"));
+  if (g.shape != p.shape)
+    return c.fail("grad shape ", shapeString(g.shape),
+                  " differs from param shape ", shapeString(p.shape));
+  return MWRT_OK;
+}
+
+mwrt_status runAdamW(KernelCall &c) {
+  MWRT_TRY(checkParamAndGrad(c));
+  MWRT_TRY(expectLikeParam(c, c.in(2), "exp_avg"));
+  MWRT_TRY(expectLikeParam(c, c.in(3), "exp_avg_sq"));
+  const TensorRef &step = c.in(4);
+  if (!step.shape.empty() ||
+      (step.dtype != DType::F32 && step.dtype != DType::I32 &&
+       step.dtype != DType::I64))
+    return c.fail("step type ", typeString(step.dtype, step.shape),
+                  " must be a rank-0 f32, i32 or i64 tensor");
+  for (size_t i = 0; i < 3; ++i)
+    MWRT_TRY(expectLikeParam(c, c.out(i), "result"));
+  double lr, b1, b2, eps, wd;
+  MWRT_TRY(c.getFloat("lr", lr, 1e-3));
+  MWRT_TRY(c.getFloat("beta1", b1, 0.9));
+  MWRT_TRY(c.getFloat("beta2", b2, 0.999));
+  MWRT_TRY(c.getFloat("eps", eps, 1e-8));
+  MWRT_TRY(c.getFloat("weight_decay", wd, 1e-2));
+  double t = elementAsDouble(step, 0);
+  if (!(t >= 1.0))
+    return c.fail("adamw step must be >= 1 (the 1-based count of this "
+                  "update), got ",
+                  t);
+  // Scalars in double, as PyTorch computes them on the host; elements in f32.
+  float decay = static_cast<float>(1.0 - lr * wd);
+  float bc1 = static_cast<float>(1.0 - std::pow(b1, t));
+  float bc2 = static_cast<float>(1.0 - std::pow(b2, t));
+  float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+  float omb1 = static_cast<float>(1.0 - b1),
+        omb2 = static_cast<float>(1.0 - b2);
+  float flr = static_cast<float>(lr), feps = static_cast<float>(eps);
+  FloatSrc p(c.in(0)), g(c.in(1)), m(c.in(2)), v(c.in(3));
+  FloatDst newP(c.out(0)), newM(c.out(1)), newV(c.out(2));
+  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n) {
+    float gi = g[n];
+    float pi = p[n] * decay;
+    float mi = fb1 * m[n] + omb1 * gi;
+    float vi = fb2 * v[n] + omb2 * gi * gi;
+    float mhat = mi / bc1, vhat = vi / bc2;
+    newP[n] = pi - flr * mhat / (std::sqrt(vhat) + feps);
+    newM[n] = mi;
+    newV[n] = vi;
+  }
+  newP.commit();
+  newM.commit();
+  newV.commit();
+  return MWRT_OK;
+}
+
+mwrt_status runSgd(KernelCall &c) {
+  MWRT_TRY(checkParamAndGrad(c));
+  double lr, momentum, dampening, wd;
+  bool nesterov;
+  MWRT_TRY(c.getFloat("lr", lr));
+  MWRT_TRY(c.getFloat("momentum", momentum, 0.0));
+  MWRT_TRY(c.getFloat("dampening", dampening, 0.0));
+  MWRT_TRY(c.getFloat("weight_decay", wd, 0.0));
+  MWRT_TRY(c.getBool("nesterov", nesterov));
+  bool hasBuffer = c.ins.size() == 3;
+  if (momentum != 0.0 && !hasBuffer)
+    return c.fail("momentum ", momentum, " requires a momentum_buffer operand");
+  if (momentum == 0.0 && hasBuffer)
+    return c.fail("has a momentum_buffer operand but momentum is 0");
+  if (hasBuffer != (c.outs.size() == 2))
+    return c.fail("needs a new_momentum_buffer result exactly when it has a "
+                  "momentum_buffer operand");
+  if (nesterov && (momentum == 0.0 || dampening != 0.0))
+    return c.fail("nesterov requires a non-zero momentum and zero dampening");
+  MWRT_TRY(expectLikeParam(c, c.out(0), "new_param"));
+  if (hasBuffer) {
+    MWRT_TRY(expectLikeParam(c, c.in(2), "momentum_buffer"));
+    MWRT_TRY(expectLikeParam(c, c.out(1), "new_momentum_buffer"));
+  }
+  float flr = static_cast<float>(lr), mom = static_cast<float>(momentum);
+  // 1 - dampening in double, as PyTorch computes it on the host.
+  float keep = static_cast<float>(1.0 - dampening);
+  float fwd = static_cast<float>(wd);
+  FloatSrc p(c.in(0)), g(c.in(1));
+  FloatDst newP(c.out(0));
+  std::optional<FloatSrc> buf;
+  std::optional<FloatDst> newBuf;
+  if (hasBuffer) {
+    buf.emplace(c.in(2));
+    newBuf.emplace(c.out(1));
+  }
+  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n) {
+    float pn = p[n];
+    float gi = g[n] + fwd * pn;
+    if (hasBuffer) {
+      float b = mom * (*buf)[n] + keep * gi;
+      (*newBuf)[n] = b;
+      gi = nesterov ? gi + mom * b : b;
+    }
+    newP[n] = pn - flr * gi;
+  }
+  newP.commit();
+  if (newBuf)
+    newBuf->commit();
+  return MWRT_OK;
+}
+
+/// `a` modulo `m` (m >= 1) in [0, m), as Python's % computes it.
+static int64_t floorMod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+mwrt_status runLossScaleUpdate(KernelCall &c) {
+  const char *inNames[] = {"overflow", "scale", "iter", "last_overflow",
+                           "cur_hysteresis"};
+  const char *outNames[] = {"new_scale", "new_iter", "new_last_overflow",
+                            "new_hysteresis"};
+  for (size_t i = 0; i < 5; ++i)
+    MWRT_TRY(
+        c.expectType(c.in(i), inNames[i], {}, i < 2 ? DType::F32 : DType::I64));
+  for (size_t i = 0; i < 4; ++i)
+    MWRT_TRY(c.expectType(c.out(i), outNames[i], {},
+                          i < 1 ? DType::F32 : DType::I64));
+  int64_t window, delayedShift;
+  double minScale, factor;
+  MWRT_TRY(c.getInt("window", window, 1000));
+  MWRT_TRY(c.getInt("hysteresis", delayedShift, 2));
+  MWRT_TRY(c.getFloat("min_scale", minScale, 1.0));
+  MWRT_TRY(c.getFloat("factor", factor, 2.0));
+  if (window < 1)
+    return c.fail("window must be >= 1, got ", window);
+  if (delayedShift < 1)
+    return c.fail("hysteresis must be >= 1, got ", delayedShift);
+  auto f32 = [&](size_t i) {
+    return *static_cast<const float *>(c.in(i).data);
+  };
+  auto i64 = [&](size_t i) {
+    return *static_cast<const int64_t *>(c.in(i).data);
+  };
+  // DeepSpeed's DynamicLossScaler.update_scale, line by line, as the
+  // evaluator has it. All inputs are read before any output is written.
+  bool overflow = f32(0) != 0.0f;
+  double scale = static_cast<double>(f32(1));
+  int64_t iter = i64(2), last = i64(3), hyst = i64(4);
+  auto wrapAdd = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  };
+  if (overflow) {
+    if (delayedShift == 1 || hyst == 1) {
+      double halved = scale / factor;
+      scale =
+          minScale > halved ? minScale : halved; // Python's max(halved, min)
+    } else {
+      hyst = wrapAdd(hyst, -1);
+    }
+    last = iter;
+  } else if (floorMod(iter, window) == floorMod(last, window)) {
+    hyst = delayedShift;
+    scale *= factor;
+  }
+  iter = wrapAdd(iter, 1);
+  const double maxF32 = std::numeric_limits<float>::max();
+  if (std::abs(scale) > maxF32)
+    scale = std::copysign(maxF32, scale);
+  *static_cast<float *>(c.out(0).data) = static_cast<float>(scale);
+  *static_cast<int64_t *>(c.out(1).data) = iter;
+  *static_cast<int64_t *>(c.out(2).data) = last;
+  *static_cast<int64_t *>(c.out(3).data) = hyst;
+  return MWRT_OK;
+}
+
+} // namespace mwrt::cpu

@@ -1,0 +1,343 @@
+//===- support.h - Shared machinery of the CPU kernels ---------*- C++ -*-===//
+//
+// Private to src/cpu. The evaluator holds f16 and bf16 values in f32 and
+// integers in int64, computes in those, and rounds or wraps every result to
+// its type; the helpers here give each kernel the same model: FloatSrc and
+// IntSrc present any operand as a dense row-major f32 or int64 array (the
+// operand's own memory when it already is one, else a converted copy), and
+// FloatDst and IntDst collect results the same way and round, wrap and
+// scatter them into the real output on commit(). A kernel is then written
+// once, as the evaluator's loop, for every dtype and layout. Also here: the
+// f16/bf16 conversions, row-major and broadcast index walks, and KernelCall,
+// which carries one call's tensors and attributes and formats its errors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MWRT_SRC_CPU_SUPPORT_H
+#define MWRT_SRC_CPU_SUPPORT_H
+
+#include "mwrt/kernels.h"
+#include "status.h"
+
+#include <array>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+/// Returns from the enclosing function when `expr` (an mwrt_status) fails.
+#define MWRT_TRY(expr)                                                         \
+  do {                                                                         \
+    if (mwrt_status tryStatus_ = (expr); tryStatus_ != MWRT_OK)                \
+      return tryStatus_;                                                       \
+  } while (false)
+
+namespace mwrt::cpu {
+
+using Shape = std::vector<int64_t>;
+
+//===----------------------------------------------------------------------===//
+// Numerics: the evaluator's rounding rules
+//===----------------------------------------------------------------------===//
+
+inline uint32_t floatBits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof(u));
+  return u;
+}
+inline float bitsFloat(uint32_t u) {
+  float v;
+  std::memcpy(&v, &u, sizeof(v));
+  return v;
+}
+
+/// The evaluator's floatToBFloatBits, verbatim.
+inline uint16_t toBFloat(float value) {
+  uint32_t u = floatBits(value);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a (quiet) NaN.
+    return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest, ties to even
+  return static_cast<uint16_t>(u >> 16);
+}
+inline float fromBFloat(uint16_t bits) {
+  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+/// IEEE f32 to f16, round to nearest even, as llvm::APFloat::convert does it
+/// (a NaN keeps its sign and top payload bits and becomes quiet).
+inline uint16_t toHalf(float value) {
+  uint32_t u = floatBits(value);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) // NaN
+    return sign | 0x7e00u | static_cast<uint16_t>((a >> 13) & 0x3ffu);
+  if (a >= 0x477ff000u) // >= 65520 = max + half an ulp: rounds to infinity
+    return sign | 0x7c00u;
+  if (a >= 0x38800000u) { // a normal f16 (>= 2^-14)
+    uint32_t r = a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u; // rebias 127->15
+    return sign | static_cast<uint16_t>(r >> 13);
+  }
+  if (a <= 0x33000000u) // <= 2^-25, half the smallest subnormal: rounds to 0
+    return sign;
+  // A subnormal f16: the significand in units of 2^-24, rounded.
+  uint32_t exponent = a >> 23, mantissa = (a & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126 - exponent; // in [14, 24]
+  uint32_t q = mantissa >> shift, rem = mantissa & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u)))
+    ++q; // may carry into the smallest normal, which is the right encoding
+  return sign | static_cast<uint16_t>(q);
+}
+
+inline float fromHalf(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+  if (exponent == 0x1f) // inf, or a NaN made quiet
+    return bitsFloat(sign | 0x7f800000u | (mantissa << 13) |
+                     (mantissa ? 0x400000u : 0u));
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in f32
+    float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+inline bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+/// The evaluator's roundToKind: `value` rounded to float type `t`.
+inline float roundTo(DType t, float value) {
+  switch (t) {
+  case DType::BF16:
+    return fromBFloat(toBFloat(value));
+  case DType::F16:
+    return fromHalf(toHalf(value));
+  default:
+    return value;
+  }
+}
+
+/// A double rounded once to float type `t` (the evaluator's roundOnceToKind).
+float roundOnceTo(DType t, double value);
+/// An int64 rounded once to float type `t` (the evaluator's intToKind).
+float intTo(DType t, int64_t value);
+/// An integer wrapped to the width of `t` (two's complement).
+inline int64_t wrapTo(DType t, int64_t v) {
+  if (t == DType::I32)
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and index walks
+//===----------------------------------------------------------------------===//
+
+/// "f32", "bf16", ... as MLIR spells them.
+const char *typeName(DType t);
+/// "tensor<2x3xf32>".
+std::string typeString(DType t, const Shape &shape);
+/// "[2, 3]".
+std::string shapeString(const Shape &shape);
+
+int64_t product(const Shape &shape);
+Shape rowMajorStrides(const Shape &shape);
+/// The strides `t` is laid out with (row-major when it gives none).
+Shape stridesOf(const TensorRef &t);
+/// Strides of an operand of shape `in` (laid out with `inStrides`) read as
+/// if broadcast to `out`: 0 along broadcast and added leading dimensions.
+Shape broadcastStrides(const Shape &in, const Shape &inStrides,
+                       const Shape &out);
+/// NumPy broadcast of two shapes; false when they are incompatible.
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &out);
+
+/// Calls fn(n, offsets) for every index of `shape` in row-major order, n its
+/// row-major number and offsets[k] its offset under strides[k].
+template <size_t N, typename Fn>
+void forEachIndex(const Shape &shape, const std::array<Shape, N> &strides,
+                  Fn &&fn) {
+  int64_t total = product(shape);
+  if (total == 0)
+    return;
+  size_t rank = shape.size();
+  Shape idx(rank, 0);
+  std::array<int64_t, N> off{};
+  for (int64_t n = 0; n < total; ++n) {
+    fn(n, off);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k)
+        off[k] += strides[k][d];
+      if (idx[d] < shape[d])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        off[k] -= strides[k][d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Copies the elements of `shape` (each `elemSize` bytes) from `src` (laid
+/// out with `srcStrides` from element offset `srcBase`) to `dst` (laid out
+/// with `dstStrides`), in row-major order.
+void copyElements(void *dst, const Shape &dstStrides, const void *src,
+                  const Shape &srcStrides, int64_t srcBase, const Shape &shape,
+                  size_t elemSize);
+
+//===----------------------------------------------------------------------===//
+// Operands as dense f32 / int64 arrays
+//===----------------------------------------------------------------------===//
+
+/// A float operand as dense row-major f32 values.
+class FloatSrc {
+public:
+  explicit FloatSrc(const TensorRef &t);
+  const float *data() const { return ptr; }
+  float operator[](int64_t i) const { return ptr[i]; }
+
+private:
+  const float *ptr;
+  std::vector<float> scratch;
+};
+
+/// A float result computed as dense row-major f32 values and rounded to its
+/// dtype (and laid out) on commit(). With `zero`, starts as zeros; otherwise
+/// the kernel must write every element.
+class FloatDst {
+public:
+  explicit FloatDst(const TensorRef &t, bool zero = false);
+  float *data() { return ptr; }
+  float &operator[](int64_t i) { return ptr[i]; }
+  void commit();
+
+private:
+  const TensorRef &out;
+  float *ptr;
+  std::vector<float> scratch;
+};
+
+/// An integer operand as dense row-major int64 values.
+class IntSrc {
+public:
+  explicit IntSrc(const TensorRef &t);
+  const int64_t *data() const { return ptr; }
+  int64_t operator[](int64_t i) const { return ptr[i]; }
+
+private:
+  const int64_t *ptr;
+  std::vector<int64_t> scratch;
+};
+
+/// An integer result computed as dense row-major int64 values and wrapped to
+/// its dtype on commit().
+class IntDst {
+public:
+  explicit IntDst(const TensorRef &t);
+  int64_t *data() { return ptr; }
+  int64_t &operator[](int64_t i) { return ptr[i]; }
+  void commit();
+
+private:
+  const TensorRef &out;
+  int64_t *ptr;
+  std::vector<int64_t> scratch;
+};
+
+/// Element `offset` (in elements from data) of `t` as a double.
+double elementAsDouble(const TensorRef &t, int64_t offset);
+
+//===----------------------------------------------------------------------===//
+// One kernel call
+//===----------------------------------------------------------------------===//
+
+/// Everything one kernel needs: the op, its attributes and tensors. The
+/// dispatcher has already checked arity, dtypes (all in isKernelDType),
+/// shapes, layouts, aliasing and attribute names; kernels check the rest.
+struct KernelCall {
+  OpKind op;
+  const KernelAttrs &attrs;
+  ArrayView<const TensorRef> ins;
+  ArrayView<const TensorRef> outs;
+  const CpuKernelOptions &options;
+
+  const TensorRef &in(size_t i) const { return ins[i]; }
+  const TensorRef &out(size_t i) const { return outs[i]; }
+
+  /// Records "'mw.op': <parts...>" and returns MWRT_INVALID_ARGUMENT.
+  template <typename... Parts> mwrt_status fail(const Parts &...parts) const {
+    std::ostringstream os;
+    os << '\'' << opKindName(op) << "': ";
+    (os << ... << parts);
+    return setError(MWRT_INVALID_ARGUMENT, os.str());
+  }
+
+  // Attributes; without a default a missing attribute is an error.
+  mwrt_status getInt(const char *name, int64_t &value,
+                     std::optional<int64_t> byDefault = std::nullopt) const;
+  mwrt_status getFloat(const char *name, double &value,
+                       std::optional<double> byDefault = std::nullopt) const;
+  mwrt_status getBool(const char *name, bool &value) const; ///< default false
+  mwrt_status getInts(const char *name, Shape &value) const;
+  bool has(const char *name) const { return attrs.find(name) != nullptr; }
+  /// The gelu `approximate` attribute: true for tanh, false for erf.
+  mwrt_status getGeluTanh(bool &tanh) const;
+  /// `axis` in [0, rank).
+  mwrt_status getAxis(int64_t rank, int64_t &axis) const;
+  /// `axes` in [0, rank), strictly increasing.
+  mwrt_status getAxes(int64_t rank, Shape &axes) const;
+
+  // Type checks, named like the op's operands in the messages.
+  mwrt_status expectType(const TensorRef &t, const char *name,
+                         const Shape &shape, DType dtype) const;
+  mwrt_status expectSameType(const TensorRef &t, const char *name,
+                             const TensorRef &like, const char *likeName) const;
+  mwrt_status expectFloat(const TensorRef &t, const char *name) const;
+  mwrt_status expectInt(const TensorRef &t, const char *name) const;
+  mwrt_status expectRank(const TensorRef &t, const char *name, size_t rank,
+                         const char *layout = nullptr) const;
+};
+
+// The kernels.
+
+// elementwise.cpp
+mwrt_status runConstant(KernelCall &c);
+mwrt_status runSplat(KernelCall &c);
+mwrt_status runBinary(KernelCall &c);
+mwrt_status runUnary(KernelCall &c);
+mwrt_status runCast(KernelCall &c);
+mwrt_status runActivationGrad(KernelCall &c);
+mwrt_status runSelect(KernelCall &c);
+mwrt_status runFoundInf(KernelCall &c);
+// optimizers.cpp
+mwrt_status runAdamW(KernelCall &c);
+mwrt_status runSgd(KernelCall &c);
+mwrt_status runLossScaleUpdate(KernelCall &c);
+// reductions.cpp
+mwrt_status runReduce(KernelCall &c);
+mwrt_status runReduceMaxGrad(KernelCall &c);
+mwrt_status runSoftmax(KernelCall &c);
+mwrt_status runSoftmaxGrad(KernelCall &c);
+// norms.cpp
+mwrt_status runLayerNorm(KernelCall &c);
+mwrt_status runRmsNorm(KernelCall &c);
+mwrt_status runLayerNormGrad(KernelCall &c);
+mwrt_status runRmsNormGrad(KernelCall &c);
+mwrt_status runEmbedding(KernelCall &c);
+mwrt_status runEmbeddingGrad(KernelCall &c);
+mwrt_status runCrossEntropy(KernelCall &c);
+// matmul.cpp
+mwrt_status runMatmul(KernelCall &c);
+// attention.cpp
+mwrt_status runAttention(KernelCall &c);
+mwrt_status runAttentionGrad(KernelCall &c);
+// shape_ops.cpp
+mwrt_status runReshape(KernelCall &c);
+mwrt_status runTranspose(KernelCall &c);
+mwrt_status runBroadcastTo(KernelCall &c);
+mwrt_status runSlice(KernelCall &c);
+mwrt_status runConcat(KernelCall &c);
+
+} // namespace mwrt::cpu
+
+#endif // MWRT_SRC_CPU_SUPPORT_H

@@ -1,0 +1,60 @@
+// RUN: mw-opt %s --mw-form-kernels | FileCheck %s
+// RUN: mw-opt %s --mw-form-kernels | mw-opt --mw-form-kernels | FileCheck %s
+// Destinations: a dying input for elementwise ops, the replaced state for
+// optimizer updates, tensor.empty otherwise; never a function argument except
+// for updates. The pass is idempotent (the second RUN line).
+
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// The add's inputs are arguments: a fresh destination.
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK: %[[A:.*]] = mw.kernel ins(%[[X]], %[[Y]] : {{.*}}) outs(%[[E]] : tensor<4xf32>)
+// %a is still used by the mul: exp may not take it, and there is no other.
+// CHECK: %[[B:.*]] = mw.kernel ins(%[[A]] : tensor<4xf32>) outs(%[[A]] : tensor<4xf32>)
+// CHECK:   mw.exp
+// %a dies at the mul (its second operand): the mul takes it over %b.
+// CHECK: %[[C:.*]] = mw.kernel ins(%[[B]], %[[A]] : {{.*}}) outs(%[[A]] : tensor<4xf32>)
+// CHECK:   mw.mul
+// Reshapes stay outside kernels (they bufferize to views).
+// CHECK: %[[R:.*]] = mw.reshape %[[C]]
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: mw.kernel ins(%[[R]], %{{.*}} : {{.*}}) outs(%[[E2]] : tensor<2x2xf32>)
+// CHECK:   mw.matmul
+func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  %a = mw.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = mw.exp %a : tensor<4xf32>
+  %c = mw.mul %b, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %r = mw.reshape %c : tensor<4xf32> -> tensor<2x2xf32>
+  %m = mw.matmul %r, %r : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %b, %m : tensor<4xf32>, tensor<2x2xf32>
+}
+
+// A broadcasting op takes the operand of the result's type.
+// CHECK-LABEL: func.func @broadcast
+// CHECK: %[[S:.*]] = mw.kernel ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: mw.kernel ins(%{{.*}}, %[[S]] : tensor<3xf32>, tensor<2x3xf32>) outs(%[[S]] : tensor<2x3xf32>)
+func.func @broadcast(%b: tensor<3xf32>, %x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = mw.exp %x : tensor<2x3xf32>
+  %r = mw.add %b, %s : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// AdamW updates its parameter and moments in their own buffers, arguments
+// included.
+// CHECK-LABEL: func.func @adamw
+// CHECK-SAME: (%[[P:.*]]: tensor<8xf32>, %[[G:.*]]: tensor<8xf32>, %[[M:.*]]: tensor<8xf32>, %[[V:.*]]: tensor<8xf32>, %[[T:.*]]: tensor<i64>)
+// CHECK: mw.kernel ins(%[[P]], %[[G]], %[[M]], %[[V]], %[[T]] : {{.*}}) outs(%[[P]], %[[M]], %[[V]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %t: tensor<i64>)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %p1, %m1, %v1 = mw.adamw %p, %g, %m, %v, %t : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %p1, %m1, %v1 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// SGD with momentum: the parameter and the momentum buffer.
+// CHECK-LABEL: func.func @sgd
+// CHECK-SAME: (%[[P:.*]]: tensor<8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: outs(%[[P]], %[[B]] : tensor<8xf32>, tensor<8xf32>)
+func.func @sgd(%p: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %p1, %b1 = mw.sgd %p, %g, %b {lr = 1.0e-02 : f64, momentum = 9.0e-01 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  return %p1, %b1 : tensor<8xf32>, tensor<8xf32>
+}
