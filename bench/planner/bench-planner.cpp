@@ -2,11 +2,13 @@
 //
 // Runs every packer strategy on every instance of the shared benchmark data
 // (MiniMalloc's A-K at their published capacity 1048576, idealloc's real
-// graphs) in one run and prints, per instance, the arena as a ratio to the
-// lower bound (and to 1048576 for A-K) and the median planning time, with
-// geometric means; then times `best` on synthetic instances of growing size
-// to show how it scales. Every plan is checked with verifyPacking before it
-// is counted. A benchmark, not a test: it asserts nothing about time.
+// graphs) and on any extra CSVs named with --extra (real graphs too, e.g.
+// --mw-plan-export files of model training steps) in one run and prints,
+// per instance, the arena as a ratio to the lower bound (and to 1048576 for
+// A-K) and the median planning time, with geometric means; then times
+// `best` on synthetic instances of growing size to show how it scales.
+// Every plan is checked with verifyPacking before it is counted. A
+// benchmark, not a test: it asserts nothing about time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -140,12 +143,53 @@ std::vector<PackBuffer> synthetic(size_t n) {
   return buffers;
 }
 
+/// Adds the instances --extra names: `path` itself when it is a file, else
+/// every *.csv directly in it, by file name. Each is named after its file
+/// (without .csv) and counted as a real graph (no published capacity).
+bool addExtra(const std::string &path, std::vector<Instance> &instances) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  if (fs::is_directory(path, ec)) {
+    for (const fs::directory_entry &entry : fs::directory_iterator(path, ec))
+      if (entry.path().extension() == ".csv" && !entry.is_directory())
+        files.push_back(entry.path());
+    if (ec) {
+      std::fprintf(stderr, "bench-planner: cannot list '%s': %s\n",
+                   path.c_str(), ec.message().c_str());
+      return false;
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+      std::fprintf(stderr, "bench-planner: warning: no *.csv in '%s'\n",
+                   path.c_str());
+  } else {
+    files.push_back(path);
+  }
+  for (const fs::path &file : files) {
+    Instance inst;
+    inst.name = file.stem().string();
+    if (!loadCsv(file.string(), inst.buffers)) {
+      std::fprintf(stderr, "bench-planner: cannot read '%s'\n",
+                   file.string().c_str());
+      return false;
+    }
+    instances.push_back(std::move(inst));
+  }
+  return true;
+}
+
 void printUsage() {
   std::printf(
-      "usage: bench-planner [DATA_DIR] [--runs N] [--exact-limit SEC]\n"
-      "                     [--sweep N,N,...] [--no-sweep] [--no-instances]\n"
+      "usage: bench-planner [DATA_DIR] [--extra PATH]... [--runs N]\n"
+      "                     [--exact-limit SEC] [--sweep N,N,...]\n"
+      "                     [--no-sweep] [--no-instances]\n"
       "DATA_DIR defaults to <repo>/../shared/bench-data (minimalloc/*.csv,\n"
-      "idealloc/*.csv). Times are medians of N runs (default 5).\n");
+      "idealloc/*.csv). --extra adds a MiniMalloc CSV (ids may be names, as\n"
+      "--mw-plan-export writes them), or every *.csv in a directory, to the\n"
+      "real graphs: each is planned with every strategy and counted in the\n"
+      "tables and their geometric means. Times are medians of N runs\n"
+      "(default 5).\n");
 }
 
 } // namespace
@@ -156,6 +200,7 @@ int main(int argc, char **argv) {
   double exactLimit = 10.0;
   bool doSweep = true, doInstances = true;
   std::vector<size_t> sweep = {1000, 10000, 62000, 100000, 1000000};
+  std::vector<std::string> extras;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -172,6 +217,8 @@ int main(int argc, char **argv) {
       std::string item;
       while (std::getline(list, item, ','))
         sweep.push_back(size_t(std::strtoull(item.c_str(), nullptr, 10)));
+    } else if (arg == "--extra" && i + 1 < argc) {
+      extras.push_back(argv[++i]);
     } else if (arg == "--no-sweep") {
       doSweep = false;
     } else if (arg == "--no-instances") {
@@ -202,6 +249,9 @@ int main(int argc, char **argv) {
                   inst.buffers))
         instances.push_back(std::move(inst));
     }
+    for (const std::string &extra : extras)
+      if (!addExtra(extra, instances))
+        return 1;
     if (instances.empty()) {
       std::fprintf(stderr, "bench-planner: no instances under '%s'\n",
                    dataDir.c_str());
@@ -221,11 +271,19 @@ int main(int argc, char **argv) {
       cells.push_back(std::move(row));
     }
 
+    // Extra instances may have long names and large lower bounds.
+    int nameWidth = 9, lbWidth = 10;
+    for (size_t i = 0; i < instances.size(); ++i) {
+      nameWidth = std::max(nameWidth, int(instances[i].name.size()));
+      lbWidth = std::max(lbWidth, int(std::to_string(lowerBounds[i]).size()));
+    }
     auto header = [&](const char *first) {
-      std::printf("| %-9s | buffers | %10s |", first, "LB");
+      std::printf("| %-*s | buffers | %*s |", nameWidth, first, lbWidth, "LB");
       for (PackStrategy strategy : strategies)
         std::printf(" %14s |", getStrategyName(strategy));
-      std::printf("\n|-----------|--------:|-----------:|");
+      std::printf("\n|%s|--------:|%s:|",
+                  std::string(nameWidth + 2, '-').c_str(),
+                  std::string(lbWidth + 1, '-').c_str());
       for (size_t s = 0; s < strategies.size(); ++s)
         std::printf("---------------:|");
       std::printf("\n");
@@ -240,9 +298,9 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < instances.size(); ++i) {
         if (onlyCapacity && instances[i].capacity == 0)
           continue;
-        std::printf("| %-9s | %7zu | %10llu |", instances[i].name.c_str(),
-                    instances[i].buffers.size(),
-                    (unsigned long long)lowerBounds[i]);
+        std::printf("| %-*s | %7zu | %*llu |", nameWidth,
+                    instances[i].name.c_str(), instances[i].buffers.size(),
+                    lbWidth, (unsigned long long)lowerBounds[i]);
         bool real = instances[i].capacity == 0;
         (real ? countReal : countAK) += 1;
         for (size_t s = 0; s < strategies.size(); ++s) {
@@ -256,7 +314,7 @@ int main(int argc, char **argv) {
                             int count) {
         if (count == 0)
           return;
-        std::printf("| %-9s | %7s | %10s |", label, "", "");
+        std::printf("| %-*s | %7s | %*s |", nameWidth, label, "", lbWidth, "");
         for (size_t s = 0; s < strategies.size(); ++s)
           std::printf(format, std::exp(sums[s] / count));
         std::printf("\n");
@@ -267,6 +325,9 @@ int main(int argc, char **argv) {
 
     table("Arena / lower bound",
           [&](size_t i, size_t s) {
+            // Nothing to place (all sizes zero) packs perfectly.
+            if (lowerBounds[i] == 0)
+              return 1.0;
             return double(cells[i][s].arena) / double(lowerBounds[i]);
           },
           false, " %14.4f |");

@@ -3,7 +3,10 @@
 # strategy on MiniMalloc's A-K and idealloc's real graphs, then the synthetic
 # sweep of `best`. Usage: bench/planner/run.sh [DATA_DIR] [bench-planner flags]
 # DATA_DIR defaults to ../shared/bench-data relative to the repository root;
-# MW_BUILD_DIR (default build) names the build directory.
+# MW_BUILD_DIR (default build) names the build directory. Every flag goes to
+# bench-planner as given; `--extra PATH` (repeatable) adds a CSV, or every
+# *.csv of a directory, to the real graphs, e.g. --mw-plan-export files:
+#   bench/planner/run.sh --extra step.csv --extra more-graphs/
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_dir=${MW_BUILD_DIR:-$root/build}

@@ -2,7 +2,9 @@
 //
 // Reads and writes the CSV that MiniMalloc and idealloc publish their
 // benchmarks in (`id,lower,upper,size`, lifetimes [lower, upper)), so that
-// mw-pack and bench-planner run on the same files those papers report. The
+// mw-pack and bench-planner run on the same files those papers report, and
+// the files --mw-plan-export writes, whose ids are buffer names (`%12`,
+// `gpt.h0.attn.qkv`): an id is any non-empty text without a comma. The
 // reader is strict: every problem is reported with its line number, because
 // a silently skipped row would make a plan look better than it is.
 //
@@ -11,6 +13,7 @@
 #include "PackerInternal.h"
 
 #include <charconv>
+#include <string_view>
 #include <unordered_map>
 
 using namespace memwall::planning;
@@ -52,7 +55,8 @@ bool memwall::planning::parseBufferCsv(std::string_view text,
   size_t numFields = 0;
   bool sawHeader = false;
   uint64_t total = 0;
-  std::unordered_map<int64_t, size_t> lineOfId;
+  // Keys view into `text`, which outlives the parse.
+  std::unordered_map<std::string_view, size_t> lineOfId;
   size_t lineNo = 0, pos = 0;
   auto fail = [&](const std::string &message) {
     error = "line " + std::to_string(lineNo) + ": " + message;
@@ -96,8 +100,11 @@ bool memwall::planning::parseBufferCsv(std::string_view text,
     if (fields.size() != numFields)
       return fail("expected " + std::to_string(numFields) + " fields, got " +
                   std::to_string(fields.size()));
+    std::string_view id = fields[columnOf[Id]];
+    if (id.empty())
+      return fail("empty id");
     int64_t values[NumColumns] = {0, 0, 0, 0, 0};
-    for (int c = 0; c < Offset; ++c) {
+    for (int c = Lower; c < Offset; ++c) {
       std::string_view field = fields[columnOf[c]];
       const char *first = field.data(), *last = field.data() + field.size();
       auto [ptr, ec] = std::from_chars(first, last, values[c]);
@@ -114,14 +121,14 @@ bool memwall::planning::parseBufferCsv(std::string_view text,
       return fail("upper " + std::to_string(values[Upper]) + " <= lower " +
                   std::to_string(values[Lower]) +
                   " (lifetimes are [lower, upper))");
-    auto [it, inserted] = lineOfId.emplace(values[Id], lineNo);
+    auto [it, inserted] = lineOfId.emplace(id, lineNo);
     if (!inserted)
-      return fail("duplicate id " + std::to_string(values[Id]) +
-                  " (first on line " + std::to_string(it->second) + ")");
+      return fail("duplicate id " + std::string(id) + " (first on line " +
+                  std::to_string(it->second) + ")");
     if (uint64_t(values[Size]) > kMaxTotalBytes - total)
       return fail("sizes sum past 2^62 bytes");
     total += uint64_t(values[Size]);
-    table.ids.push_back(values[Id]);
+    table.ids.emplace_back(id);
     table.buffers.push_back(
         {uint64_t(values[Size]), values[Lower], values[Upper]});
   }
@@ -138,7 +145,7 @@ memwall::planning::formatBufferCsv(const BufferTable &table,
   std::string out = "id,lower,upper,size,offset\n";
   for (size_t i = 0; i < table.buffers.size(); ++i) {
     const PackBuffer &b = table.buffers[i];
-    out += std::to_string(table.ids[i]) + ',' + std::to_string(b.start) + ',' +
+    out += table.ids[i] + ',' + std::to_string(b.start) + ',' +
            std::to_string(b.end) + ',' + std::to_string(b.size) + ',' +
            std::to_string(i < offsets.size() ? offsets[i] : 0) + '\n';
   }

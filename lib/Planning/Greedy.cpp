@@ -6,50 +6,95 @@
 // simulator in its spatial and temporal orders) are this loop with best-fit
 // gaps and their own orders, so they live here with the extra orders `best`
 // adds to its portfolio. Every order is a total order (ties by index), which
-// keeps plans reproducible byte for byte.
+// keeps plans reproducible byte for byte. The loop is the packer's hot spot
+// (a placement gathers and sorts the ranges of its placed neighbours), so
+// ranges travel packed in one integer while the arena fits in 32 bits, and
+// orders are radix sorts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PackerInternal.h"
 
 #include <algorithm>
-#include <numeric>
+#include <functional>
 
 using namespace memwall::planning;
 using namespace memwall::planning::detail;
 
-int64_t GreedyPlacer::findOffset(int32_t b, Fit fit,
-                                 const std::vector<int64_t> &offsets) {
-  // Branch-free gather: about half the neighbours are placed, in no
-  // predictable pattern, so a conditional push would mispredict often.
-  segments.resize(size_t(inst.degree(b)));
-  size_t count = 0;
-  for (const int32_t *c = inst.conflictsBegin(b), *e = inst.conflictsEnd(b);
-       c != e; ++c) {
-    int64_t o = offsets[*c];
-    segments[count] = {o, o + inst.size[*c]};
-    count += o >= 0;
+namespace {
+/// A placed range [lo, hi) packed as lo << 32 | hi, valid while the arena
+/// stays below 2^32 units: one load per neighbour, and sorting moves and
+/// compares single integers.
+constexpr int64_t kNarrowLimit = int64_t(1) << 32;
+constexpr uint64_t kUnplaced = ~uint64_t(0);
+} // namespace
+
+GreedyPlacer::GreedyPlacer(const Instance &inst) : inst(inst) {
+  int64_t maxDegree = 0;
+  for (int32_t i = 0; i < inst.numBuffers(); ++i)
+    maxDegree = std::max(maxDegree, inst.degree(i));
+  // The branch-free gathers below store every neighbour before deciding
+  // whether to keep it, so the scratch holds a whole conflict list.
+  keys.resize(size_t(maxDegree));
+  scratch.resize(size_t(maxDegree));
+  ranges.resize(size_t(maxDegree));
+  packed.resize(size_t(inst.numBuffers()));
+}
+
+/// Sorts [first, last) ascending: insertion sort for the few dozen entries
+/// most buffers have, introsort above that.
+template <typename T, typename Less>
+static void sortSmall(T *first, T *last, Less less) {
+  if (last - first > 32) {
+    std::sort(first, last, less);
+    return;
   }
-  segments.resize(count);
-  work += inst.degree(b) + int64_t(segments.size());
-  // Ties in offset may come out in any order: the scan below only depends
-  // on the offsets and the running maximum of the ends. Most buffers have
-  // a few dozen placed neighbours, where insertion sort beats introsort.
-  if (segments.size() <= 32) {
-    for (size_t i = 1; i < segments.size(); ++i) {
-      std::pair<int64_t, int64_t> moving = segments[i];
-      size_t j = i;
-      for (; j > 0 && segments[j - 1].first > moving.first; --j)
-        segments[j] = segments[j - 1];
-      segments[j] = moving;
+  for (T *i = first + 1; i < last; ++i) {
+    T moving = *i;
+    T *j = i;
+    for (; j > first && less(moving, j[-1]); --j)
+      *j = j[-1];
+    *j = moving;
+  }
+}
+
+/// Sorts packed ranges by their low half only (the gap scan does not care
+/// how ties in lo are ordered): an LSD radix sort over the bytes the lows
+/// use. Long-lived buffers have hundreds of placed neighbours, where a
+/// comparison sort's mispredicted branches cost more than a few linear
+/// passes.
+static void sortByLow(uint64_t *keys, size_t count, uint64_t *scratch) {
+  uint64_t any = 0;
+  for (size_t i = 0; i < count; ++i)
+    any |= keys[i];
+  const uint64_t maxLo = any >> 32;
+  uint64_t *from = keys, *to = scratch;
+  for (int shift = 32; shift < 64 && (maxLo >> (shift - 32)) != 0; shift += 8) {
+    uint32_t bucket[256] = {0};
+    for (size_t i = 0; i < count; ++i)
+      ++bucket[(from[i] >> shift) & 0xffu];
+    uint32_t sum = 0;
+    for (uint32_t &b : bucket) {
+      uint32_t c = b;
+      b = sum;
+      sum += c;
     }
-  } else {
-    std::sort(segments.begin(), segments.end(),
-              [](const auto &x, const auto &y) { return x.first < y.first; });
+    for (size_t i = 0; i < count; ++i)
+      to[bucket[(from[i] >> shift) & 0xffu]++] = from[i];
+    std::swap(from, to);
   }
-  const int64_t need = inst.size[b];
+  if (from != keys)
+    std::copy(from, from + count, keys);
+}
+
+/// The gap `fit` picks among `count` address ranges sorted by their low end
+/// (`bounds(i)` gives range i as {lo, hi}). Ties in lo may come in any
+/// order: the scan only depends on lo and the running maximum of hi.
+template <typename Bounds>
+static int64_t pickGap(size_t count, Bounds bounds, int64_t need, Fit fit) {
   int64_t top = 0, bestOffset = -1, bestGap = INT64_MAX;
-  for (const auto &[lo, hi] : segments) {
+  for (size_t i = 0; i < count; ++i) {
+    auto [lo, hi] = bounds(i);
     if (lo > top) {
       int64_t gap = lo - top;
       if (gap >= need) {
@@ -67,16 +112,79 @@ int64_t GreedyPlacer::findOffset(int32_t b, Fit fit,
   return bestOffset >= 0 ? bestOffset : top;
 }
 
+int64_t GreedyPlacer::findOffsetNarrow(int32_t b, Fit fit) {
+  // Branch-free gather: about half the neighbours are placed, in no
+  // predictable pattern, so a conditional push would mispredict often.
+  const int32_t *first = inst.conflictsBegin(b), *last = inst.conflictsEnd(b);
+  uint64_t *out = keys.data();
+  size_t count = 0;
+  for (const int32_t *c = first; c != last; ++c) {
+    uint64_t key = packed[*c];
+    out[count] = key;
+    count += key != kUnplaced;
+  }
+  work += (last - first) + int64_t(count);
+  if (count > 64)
+    sortByLow(out, count, scratch.data());
+  else
+    sortSmall(out, out + count, std::less<uint64_t>());
+  return pickGap(
+      count,
+      [&](size_t i) {
+        return std::make_pair(int64_t(out[i] >> 32),
+                              int64_t(out[i] & 0xffffffffu));
+      },
+      inst.size[b], fit);
+}
+
+int64_t GreedyPlacer::findOffsetWide(int32_t b, Fit fit,
+                                     const std::vector<int64_t> &offsets) {
+  const int32_t *first = inst.conflictsBegin(b), *last = inst.conflictsEnd(b);
+  Range *out = ranges.data();
+  size_t count = 0;
+  for (const int32_t *c = first; c != last; ++c) {
+    int64_t o = offsets[*c];
+    out[count] = {o, o + inst.size[*c]};
+    count += o >= 0;
+  }
+  work += (last - first) + int64_t(count);
+  sortSmall(out, out + count,
+            [](const Range &x, const Range &y) { return x.lo < y.lo; });
+  return pickGap(
+      count, [&](size_t i) { return std::make_pair(out[i].lo, out[i].hi); },
+      inst.size[b], fit);
+}
+
 int64_t GreedyPlacer::run(const std::vector<int32_t> &order, size_t from,
                           Fit fit, std::vector<int64_t> &offsets,
                           int64_t cutoff) {
-  int64_t arena = 0;
+  const int32_t n = inst.numBuffers();
+  for (int32_t i = 0; i < n; ++i)
+    packed[i] = offsets[i] < 0 ? kUnplaced
+                               : uint64_t(offsets[i]) << 32 |
+                                     uint64_t(offsets[i] + inst.size[i]);
+  int64_t arena = 0, maxSize = 0;
   for (size_t i = 0; i < from; ++i)
     arena = std::max(arena, offsets[order[i]] + inst.size[order[i]]);
+  for (size_t i = from; i < order.size(); ++i)
+    maxSize = std::max(maxSize, inst.size[order[i]]);
   for (size_t i = from; i < order.size(); ++i) {
     int32_t b = order[i];
-    int64_t o = findOffset(b, fit, offsets);
+    // The next buffer's conflict list is a cache miss on large instances
+    // (lists are stored by buffer, visited in a different order); start
+    // loading its first lines now.
+    if (i + 1 < order.size()) {
+      const int32_t *next = inst.conflictsBegin(order[i + 1]);
+      for (int line = 0; line < 4; ++line)
+        __builtin_prefetch(next + 16 * line);
+    }
+    // Every placed range ends at or below the arena, and this placement
+    // ends at most maxSize above it, so the packed form holds them all.
+    int64_t o = arena + maxSize < kNarrowLimit
+                    ? findOffsetNarrow(b, fit)
+                    : findOffsetWide(b, fit, offsets);
     offsets[b] = o;
+    packed[b] = uint64_t(o) << 32 | uint64_t(o + inst.size[b]);
     arena = std::max(arena, o + inst.size[b]);
     if (arena > cutoff)
       return arena;
@@ -84,66 +192,51 @@ int64_t GreedyPlacer::run(const std::vector<int32_t> &order, size_t from,
   return arena;
 }
 
-/// Sorts 0..n-1 by `less`, falling back to the index so the order is total.
-template <typename Less>
-static std::vector<int32_t> sortedIndices(int32_t n, Less less) {
-  std::vector<int32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    if (less(a, b))
-      return true;
-    if (less(b, a))
-      return false;
-    return a < b;
-  });
-  return order;
+/// Maps a non-negative value to a key that sorts it descending.
+static uint64_t descending(int64_t value) { return ~uint64_t(value); }
+
+/// 0..n-1 sorted by (keyOf(i).first, keyOf(i).second, i).
+template <typename KeyOf>
+static std::vector<int32_t> sortedIndices(int32_t n, KeyOf keyOf) {
+  std::vector<SortKey> keys(n);
+  for (int32_t i = 0; i < n; ++i)
+    keys[i] = keyOf(i);
+  return sortedByKey(keys);
 }
 
 std::vector<int32_t> detail::orderBySize(const Instance &inst) {
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    return inst.size[a] > inst.size[b];
+  return sortedIndices(inst.numBuffers(), [&](int32_t i) {
+    return SortKey{descending(inst.size[i]), 0};
   });
 }
 
 std::vector<int32_t> detail::orderBySpatial(const Instance &inst) {
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    if (inst.size[a] != inst.size[b])
-      return inst.size[a] > inst.size[b];
-    return inst.length[a] > inst.length[b];
+  return sortedIndices(inst.numBuffers(), [&](int32_t i) {
+    return SortKey{descending(inst.size[i]), descending(inst.length[i])};
   });
 }
 
 std::vector<int32_t> detail::orderByTemporal(const Instance &inst) {
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    if (inst.length[a] != inst.length[b])
-      return inst.length[a] > inst.length[b];
-    return inst.size[a] > inst.size[b];
+  return sortedIndices(inst.numBuffers(), [&](int32_t i) {
+    return SortKey{descending(inst.length[i]), descending(inst.size[i])};
   });
 }
 
 std::vector<int32_t> detail::orderByStart(const Instance &inst) {
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    if (inst.start[a] != inst.start[b])
-      return inst.start[a] < inst.start[b];
-    return inst.size[a] > inst.size[b];
+  return sortedIndices(inst.numBuffers(), [&](int32_t i) {
+    return SortKey{uint64_t(inst.start[i]), descending(inst.size[i])};
   });
 }
 
 std::vector<int32_t> detail::orderByConflictBytes(const Instance &inst) {
   // A buffer's own bytes plus those it can never share addresses with. No
   // overflow: all sizes together stay under the 2^62 cap.
-  std::vector<int64_t> bytes(inst.numBuffers());
-  for (int32_t b = 0; b < inst.numBuffers(); ++b) {
+  return sortedIndices(inst.numBuffers(), [&](int32_t b) {
     int64_t sum = inst.size[b];
     for (const int32_t *c = inst.conflictsBegin(b), *e = inst.conflictsEnd(b);
          c != e; ++c)
       sum += inst.size[*c];
-    bytes[b] = sum;
-  }
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    if (bytes[a] != bytes[b])
-      return bytes[a] > bytes[b];
-    return inst.size[a] > inst.size[b];
+    return SortKey{descending(sum), descending(inst.size[b])};
   });
 }
 
@@ -153,12 +246,10 @@ std::vector<int32_t> detail::orderByBreadth(const Instance &inst) {
   // the widest op of its lifetime: its key is the smallest op rank there, a
   // range minimum (segment tree, so no per-op buffer lists are built).
   int32_t t = std::max<int32_t>(inst.numTimes, 1);
-  std::vector<int32_t> byBreadth(inst.numTimes);
-  std::iota(byBreadth.begin(), byBreadth.end(), 0);
-  std::stable_sort(byBreadth.begin(), byBreadth.end(),
-                   [&](int32_t a, int32_t b) {
-                     return inst.load[a] > inst.load[b];
-                   });
+  std::vector<int32_t> byBreadth =
+      sortedIndices(inst.numTimes, [&](int32_t time) {
+        return SortKey{descending(inst.load[time]), 0};
+      });
   std::vector<int32_t> tree(size_t(2) * t, INT32_MAX);
   for (int32_t r = 0; r < inst.numTimes; ++r)
     tree[t + byBreadth[r]] = r;
@@ -176,9 +267,7 @@ std::vector<int32_t> detail::orderByBreadth(const Instance &inst) {
     }
     key[b] = best;
   }
-  return sortedIndices(inst.numBuffers(), [&](int32_t a, int32_t b) {
-    if (key[a] != key[b])
-      return key[a] < key[b];
-    return inst.size[a] > inst.size[b];
+  return sortedIndices(inst.numBuffers(), [&](int32_t b) {
+    return SortKey{uint64_t(key[b]), descending(inst.size[b])};
   });
 }

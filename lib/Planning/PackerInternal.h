@@ -53,6 +53,15 @@ struct Instance {
   }
 };
 
+/// A sort key: `first`, then `second`, both unsigned.
+struct SortKey {
+  uint64_t first = 0, second = 0;
+};
+
+/// The indices 0..keys.size()-1 sorted by (first, second, index): a total
+/// order, so the same keys always give the same order.
+std::vector<int32_t> sortedByKey(const std::vector<SortKey> &keys);
+
 /// Validates `buffers` and builds the instance (conflicts included). Returns
 /// an error message, or an empty string.
 std::string buildInstance(const std::vector<PackBuffer> &buffers,
@@ -77,7 +86,7 @@ enum class Fit {
 /// that local search does not reallocate.
 class GreedyPlacer {
 public:
-  explicit GreedyPlacer(const Instance &inst) : inst(inst) {}
+  explicit GreedyPlacer(const Instance &inst);
 
   /// Places order[from..] given that order[..from) already sit at `offsets`
   /// (all other entries of `offsets` must be -1). Stops early, returning a
@@ -85,15 +94,27 @@ public:
   int64_t run(const std::vector<int32_t> &order, size_t from, Fit fit,
               std::vector<int64_t> &offsets, int64_t cutoff = INT64_MAX);
 
-  /// The offset `fit` picks for buffer `b` given the placed buffers.
-  int64_t findOffset(int32_t b, Fit fit, const std::vector<int64_t> &offsets);
-
   /// Conflict entries scanned so far: the effort counter `best` budgets on.
   int64_t work = 0;
 
 private:
+  struct Range {
+    int64_t lo, hi;
+  };
+  /// The offset `fit` picks for buffer `b` given the placed buffers, from
+  /// `packed` (every placed range below 2^32 units) or from `offsets`.
+  int64_t findOffsetNarrow(int32_t b, Fit fit);
+  int64_t findOffsetWide(int32_t b, Fit fit,
+                         const std::vector<int64_t> &offsets);
+
   const Instance &inst;
-  std::vector<std::pair<int64_t, int64_t>> segments;
+  /// Per buffer, its placed range as offset << 32 | top, or all ones when
+  /// unplaced; meaningful only while the arena is below 2^32 units.
+  std::vector<uint64_t> packed;
+  /// Scratch for the placed neighbours' ranges, sized for the largest
+  /// degree once so that no placement allocates.
+  std::vector<uint64_t> keys, scratch;
+  std::vector<Range> ranges;
 };
 
 /// The orders of the baselines and of `best`'s portfolio. Each is a total

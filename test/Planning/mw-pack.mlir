@@ -52,6 +52,18 @@
 // ALIGN-NEXT: 14,0,6,0,0
 // ALIGN-NEXT: buffers=5 lower_bound=8 arena=8 ratio=1.0000
 
+// Ids may be buffer names, as --mw-plan-export writes them (any text without
+// a comma): trimmed of blanks and echoed verbatim. Same lifetimes and sizes
+// as small.csv, so the same plan; the input's offset column is ignored.
+// RUN: mw-pack %S/Inputs/string-ids.csv -o - 2>&1 | FileCheck %s --check-prefix=NAMES --match-full-lines
+// NAMES:      id,lower,upper,size,offset
+// NAMES-NEXT: %12,0,2,2,2
+// NAMES-NEXT: gpt.h0.attn.qkv,1,3,2,0
+// NAMES-NEXT: model/layer:0[grad],3,6,3,0
+// NAMES-NEXT: %arg0.saved,2,5,2,3
+// NAMES-NEXT: 14,0,6,0,0
+// NAMES-NEXT: buffers=5 lower_bound=5 arena=5 ratio=1.0000 time_ms={{[0-9.]+}}
+
 // RUN: mw-pack %S/Inputs/empty.csv | FileCheck %s --check-prefix=EMPTY
 // EMPTY: buffers=0 lower_bound=0 arena=0 ratio=1.0000
 
@@ -63,6 +75,10 @@
 // LIFETIME: empty-lifetime.csv: line 3: upper 4 <= lower 4 (lifetimes are [lower, upper))
 // RUN: not mw-pack %S/Inputs/duplicate-id.csv -o %t.bad.csv 2>&1 | FileCheck %s --check-prefix=DUPLICATE
 // DUPLICATE: duplicate-id.csv: line 4: duplicate id 0 (first on line 2)
+// RUN: not mw-pack %S/Inputs/duplicate-string-id.csv -o %t.bad.csv 2>&1 | FileCheck %s --check-prefix=DUPNAME
+// DUPNAME: duplicate-string-id.csv: line 4: duplicate id gpt.h0.attn.qkv (first on line 2)
+// RUN: not mw-pack %S/Inputs/empty-id.csv -o %t.bad.csv 2>&1 | FileCheck %s --check-prefix=EMPTYID
+// EMPTYID: empty-id.csv: line 3: empty id
 // RUN: not mw-pack %S/Inputs/missing-header.csv -o %t.bad.csv 2>&1 | FileCheck %s --check-prefix=HEADER
 // HEADER: missing-header.csv: line 1: missing header: expected columns id,lower,upper,size
 // RUN: not mw-pack %S/Inputs/non-numeric.csv -o %t.bad.csv 2>&1 | FileCheck %s --check-prefix=NUMERIC

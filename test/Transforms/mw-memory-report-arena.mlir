@@ -1,7 +1,8 @@
 // The memory report of a bufferized function, before and after
 // --mw-static-arena: arena, lower bound, no-reuse and persistent bytes, and
 // the peak explained (the program point and the buffers live there, largest
-// first, with their producing ops and locations).
+// first, with their producing ops and locations). The peak's op is the first
+// computation there, not the allocations that open it.
 // Buffers (f32): a 1 KiB, b 2 KiB, c 512 B are transient and all live at once
 // from op 2 (c is allocated early), so the lower bound is 3.5 KiB; r is
 // returned (persistent, 1 KiB) and so is the argument x (1 KiB).
@@ -16,7 +17,7 @@
 // BEFORE-NEXT: "persistent_bytes": 2048,
 // BEFORE-NEXT: "peak": {
 // BEFORE-NEXT:   "position": 2,
-// BEFORE-NEXT:   "op": "memref.alloc",
+// BEFORE-NEXT:   "op": "memref.copy",
 // BEFORE-NEXT:   "live_bytes": 3584,
 // BEFORE-NEXT:   "buffers": [
 // BEFORE-NEXT:     {
@@ -37,7 +38,7 @@
 // TEXT-NEXT: lower bound             3584 (3.50 KiB)
 // TEXT-NEXT: no reuse                3584 (3.50 KiB)
 // TEXT-NEXT: persistent              2048 (2.00 KiB)
-// TEXT-NEXT: peak: 3.50 KiB live at op 2 (memref.alloc), largest first:
+// TEXT-NEXT: peak: 3.50 KiB live at op 2 (memref.copy), largest first:
 // TEXT-NEXT:   b                        2.00 KiB  memref.alloc
 // TEXT-NEXT:   a                        1.00 KiB  memref.alloc
 // TEXT-NEXT:   c                           512 B  memref.alloc

@@ -130,6 +130,40 @@ PackResult pack(const std::vector<PackBuffer> &bufs, PackStrategy strategy,
   return packBuffers(bufs, options);
 }
 
+/// TFLite's greedy by size written plainly, as the oracle of the fast
+/// placement loop: size descending (ties by index), each buffer into the
+/// tightest gap (lowest on ties) among the placed buffers it overlaps in
+/// time, else on top of them. Alignment 1.
+std::vector<uint64_t> referenceGreedySize(const std::vector<PackBuffer> &bufs) {
+  std::vector<size_t> order(bufs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return bufs[a].size > bufs[b].size;
+  });
+  std::vector<uint64_t> offset(bufs.size(), 0);
+  std::vector<bool> placed(bufs.size(), false);
+  for (size_t i : order) {
+    if (bufs[i].size == 0)
+      continue;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (size_t j = 0; j < bufs.size(); ++j)
+      if (placed[j] && liveTogether(bufs[i], bufs[j]))
+        ranges.push_back({offset[j], offset[j] + bufs[j].size});
+    std::sort(ranges.begin(), ranges.end());
+    uint64_t top = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
+    for (const auto &[lo, hi] : ranges) {
+      if (lo > top && lo - top >= bufs[i].size && lo - top < bestGap) {
+        bestGap = lo - top;
+        best = top;
+      }
+      top = std::max(top, hi);
+    }
+    offset[i] = best != UINT64_MAX ? best : top;
+    placed[i] = true;
+  }
+  return offset;
+}
+
 const PackStrategy kBaselines[] = {
     PackStrategy::GreedySize, PackStrategy::GreedyBreadth,
     PackStrategy::BestFitSize, PackStrategy::BestFitTime};
@@ -208,6 +242,63 @@ TEST(PackerTest, BestIsNeverWorseThanABaseline) {
     for (PackStrategy baseline : kBaselines)
       EXPECT_LE(best, pack(bufs, baseline).arenaSize)
           << getStrategyName(baseline) << " on instance " << iter;
+  }
+}
+
+TEST(PackerTest, GreedyMatchesAPlainImplementation) {
+  // The placement loop packs ranges into one integer while the arena stays
+  // below 2^32 units and switches to pairs above (sizes up to 2^31 cross
+  // that line in the middle of a run), and sorts long neighbour lists by
+  // radix: every fourth instance is dense enough for lists of hundreds.
+  std::mt19937_64 rng(17);
+  for (int iter = 0; iter < 300; ++iter) {
+    uint64_t maxSize = iter % 3 == 0 ? uint64_t(1) << 31
+                       : iter % 3 == 1 ? 1000
+                                       : uint64_t(1) << 40;
+    bool dense = iter % 4 == 3;
+    auto bufs = dense ? randomInstance(rng, 150 + rng() % 150, 8, 8, maxSize)
+                      : randomInstance(rng, 1 + rng() % 80, 30, 10, maxSize);
+    PackResult result = pack(bufs, PackStrategy::GreedySize);
+    ASSERT_TRUE(isValidPacking(bufs, result, 1));
+    EXPECT_EQ(result.offsets, referenceGreedySize(bufs)) << "instance " << iter;
+  }
+}
+
+TEST(PackerTest, LargeInstancesTakeTheFastPath) {
+  // Past 4096 buffers `best` skips the search: the portfolio runs with
+  // early stops, then a bounded re-insertion. Still valid, deterministic
+  // and never worse than a baseline, with arenas below and past 2^32
+  // units.
+  std::mt19937_64 rng(23);
+  for (uint64_t maxSize : {uint64_t(1) << 20, uint64_t(1) << 36}) {
+    auto bufs = randomInstance(rng, 5000, 2500, 40, maxSize);
+    PackResult best = pack(bufs, PackStrategy::Best);
+    ASSERT_TRUE(best.succeeded());
+    EXPECT_EQ(verifyPacking(bufs, best.offsets, 1), "");
+    EXPECT_EQ(best.lowerBound, computeLowerBound(bufs, 1));
+    for (PackStrategy baseline : kBaselines)
+      EXPECT_LE(best.arenaSize, pack(bufs, baseline).arenaSize)
+          << getStrategyName(baseline);
+    EXPECT_EQ(pack(bufs, PackStrategy::Best).offsets, best.offsets);
+  }
+}
+
+TEST(PackerTest, TimesMayBeNegativeOrHuge) {
+  const int64_t big = int64_t(1) << 62;
+  std::vector<PackBuffer> bufs = {{4, -big, big},
+                                  {2, -5, -1},
+                                  {3, -2, 7},
+                                  {5, 7, big},
+                                  {1, -big, -big + 1}};
+  EXPECT_EQ(computeLowerBound(bufs, 1), 9u);
+  for (PackStrategy strategy : getAllStrategies()) {
+    PackResult result = pack(bufs, strategy);
+    ASSERT_TRUE(result.succeeded()) << getStrategyName(strategy);
+    EXPECT_TRUE(isValidPacking(bufs, result, 1)) << getStrategyName(strategy);
+    EXPECT_EQ(result.lowerBound, 9u);
+    if (strategy != PackStrategy::Naive) {
+      EXPECT_EQ(result.arenaSize, 9u) << getStrategyName(strategy);
+    }
   }
 }
 
@@ -330,13 +421,42 @@ TEST(PackerTest, CsvRoundTrip) {
                              table, error))
       << error;
   ASSERT_EQ(table.buffers.size(), 2u);
-  EXPECT_EQ(table.ids, (std::vector<int64_t>{7, 9}));
+  EXPECT_EQ(table.ids, (std::vector<std::string>{"7", "9"}));
   EXPECT_EQ(table.buffers[1].size, 8u);
   EXPECT_EQ(table.buffers[1].start, 2);
   EXPECT_EQ(table.buffers[1].end, 5);
   std::string csv = formatBufferCsv(table, {0, 4});
   EXPECT_EQ(csv, "id,lower,upper,size,offset\n7,0,3,4,0\n9,2,5,8,4\n");
   // mw-pack's output reads back (its offset column is ignored).
+  BufferTable again;
+  ASSERT_TRUE(parseBufferCsv(csv, again, error)) << error;
+  EXPECT_EQ(again.ids, table.ids);
+}
+
+TEST(PackerTest, CsvIdsAreNames) {
+  // --mw-plan-export writes buffer names as ids: any text but a comma,
+  // trimmed of surrounding blanks and echoed verbatim.
+  BufferTable table;
+  std::string error;
+  ASSERT_TRUE(parseBufferCsv("id,lower,upper,size,offset\n"
+                             "%12,0,2,4,0\n"
+                             " gpt.h0.attn.qkv \t,1,3,8,0\n"
+                             "a/b:c[0] (saved),2,4,4,0\n"
+                             "007,0,1,1,0\n"
+                             "7,0,1,1,0\n",
+                             table, error))
+      << error;
+  EXPECT_EQ(table.ids,
+            (std::vector<std::string>{"%12", "gpt.h0.attn.qkv",
+                                      "a/b:c[0] (saved)", "007", "7"}));
+  EXPECT_EQ(table.buffers[1].size, 8u);
+  std::string csv = formatBufferCsv(table, {0, 4, 0, 12, 13});
+  EXPECT_EQ(csv, "id,lower,upper,size,offset\n"
+                 "%12,0,2,4,0\n"
+                 "gpt.h0.attn.qkv,1,3,8,4\n"
+                 "a/b:c[0] (saved),2,4,4,0\n"
+                 "007,0,1,1,12\n"
+                 "7,0,1,1,13\n");
   BufferTable again;
   ASSERT_TRUE(parseBufferCsv(csv, again, error)) << error;
   EXPECT_EQ(again.ids, table.ids);
@@ -358,6 +478,9 @@ TEST(PackerTest, CsvErrorsNameTheLine) {
       {"id,lower,upper,size\n0,5,2,4\n", "line 2: upper 2 <= lower 5"},
       {"id,lower,upper,size\n3,0,1,4\n\n3,1,2,4\n",
        "line 4: duplicate id 3 (first on line 2)"},
+      {"id,lower,upper,size\n%12,0,1,4\nx,0,1,4\n %12 ,1,2,4\n",
+       "line 4: duplicate id %12 (first on line 2)"},
+      {"id,lower,upper,size\n0,0,1,4\n ,0,1,4\n", "line 3: empty id"},
       {"id,lower,upper,size\n0,0,1,four\n", "line 2: size 'four' is not"},
       {"id,lower,upper,size\n0,0,1,4x\n", "line 2: size '4x' is not"},
       {"id,lower,upper,size\n0,,1,4\n", "line 2: lower '' is not"},

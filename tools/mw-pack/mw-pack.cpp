@@ -1,10 +1,11 @@
 //===- mw-pack.cpp - Packs a CSV of buffers into one arena -----------------===//
 //
 // The packer (lib/Planning) on the command line, on the CSV format MiniMalloc
-// and idealloc publish their benchmarks in, so any strategy can be run and
-// compared on those files without the compiler. Plain C++ with no MLIR, like
-// the library. Output files are written atomically (temporary file, then
-// rename), so a failed run never leaves a partial or stale plan behind.
+// and idealloc publish their benchmarks in and --mw-plan-export writes, so
+// any strategy can be run and compared on those files without the compiler.
+// Plain C++ with no MLIR, like the library. Output files are written
+// atomically (temporary file, then rename), so a failed run never leaves a
+// partial or stale plan behind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,9 @@ static void printHelp() {
       "Assigns every buffer of IN.csv an offset in one arena so that buffers\n"
       "live at the same time never share bytes, minimizing the arena.\n"
       "IN.csv is MiniMalloc's format: a header naming id,lower,upper,size\n"
-      "(lifetimes are [lower, upper)), then one row per buffer.\n"
+      "(lifetimes are [lower, upper)), then one row per buffer. An id is any\n"
+      "text without a comma (numbers, or buffer names as --mw-plan-export\n"
+      "writes them); it is trimmed of blanks and written back verbatim.\n"
       "\n"
       "Prints one line:\n"
       "  buffers=N lower_bound=L arena=A ratio=R time_ms=T [optimal=yes|no]\n"

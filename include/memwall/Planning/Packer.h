@@ -115,20 +115,26 @@ std::string verifyPacking(const std::vector<PackBuffer> &buffers,
 
 /// Buffers read from a CSV, with the ids of its `id` column.
 struct BufferTable {
-  std::vector<int64_t> ids;
+  /// As written in the file, less surrounding blanks: MiniMalloc's numbers
+  /// ("7") or the buffer names --mw-plan-export writes ("%12",
+  /// "gpt.h0.attn.qkv"). Never empty, never holds a comma or a line break.
+  std::vector<std::string> ids;
   std::vector<PackBuffer> buffers;
 };
 
 /// Parses MiniMalloc's CSV: a header naming the columns id, lower, upper and
 /// size (any order; an `offset` column, as mw-pack writes, is accepted and
-/// ignored), then one row per buffer with lifetime [lower, upper). Blank lines
-/// are skipped. On a malformed row, negative size, upper <= lower, duplicate
-/// id, non-numeric or out-of-range field, or a total size past 2^62, returns
-/// false with `error` naming the line ("line 7: ...").
+/// ignored), then one row per buffer with lifetime [lower, upper). An id is
+/// any non-empty text (fields are split at commas and trimmed of blanks), so
+/// numbers and buffer names both work; the other columns are integers. Blank
+/// lines are skipped. On a malformed row, empty or duplicate id, negative
+/// size, upper <= lower, non-numeric or out-of-range field, or a total size
+/// past 2^62, returns false with `error` naming the line ("line 7: ...").
 bool parseBufferCsv(std::string_view text, BufferTable &table,
                     std::string &error);
 
-/// `id,lower,upper,size,offset` rows in table order, header first.
+/// `id,lower,upper,size,offset` rows in table order, header first; ids are
+/// written verbatim.
 std::string formatBufferCsv(const BufferTable &table,
                             const std::vector<uint64_t> &offsets);
 

@@ -12,10 +12,12 @@
 #include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Planning/Packer.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -72,6 +74,36 @@ struct FunctionReport {
   int64_t peakBytes = 0;
   SmallVector<PeakBuffer> peakBuffers;
 };
+
+/// How the report names an op: a kernel by the op its body computes.
+std::string opLabel(Operation *op) {
+  if (auto kernel = dyn_cast<KernelOp>(op))
+    if (Operation *body = kernel.getSingleOp())
+      return body->getName().getStringRef().str();
+  return op->getName().getStringRef().str();
+}
+
+/// The op that produces buffer `root`: the first kernel writing it (through
+/// any view), else the op defining it.
+Operation *producerOf(Value root, Operation *definingOp) {
+  Operation *first = nullptr;
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto kernel = dyn_cast<KernelOp>(user)) {
+        if (kernel.isDpsInit(&use) &&
+            (!first || (user->getBlock() == first->getBlock() &&
+                        user->isBeforeInBlock(first))))
+          first = user;
+      } else if (isa<ViewLikeOpInterface>(user)) {
+        work.append(user->result_begin(), user->result_end());
+      }
+    }
+  }
+  return first ? first : definingOp;
+}
 
 std::string locationString(Location loc) {
   std::string s;
@@ -145,15 +177,25 @@ void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
   auto peak = std::max_element(liveBytes.begin(), liveBytes.end());
   r.peakPosition = peak - liveBytes.begin();
   r.peakBytes = *peak;
-  if (r.peakPosition < live.getNumPositions())
-    r.peakOp = live.getOpAt(r.peakPosition)->getName().getStringRef().str();
-  for (const LiveBuffer *b : transient)
-    if (b->start <= r.peakPosition && r.peakPosition < b->end)
-      r.peakBuffers.push_back(
-          {b->name,
-           b->definingOp ? b->definingOp->getName().getStringRef().str() : "",
-           b->definingOp ? locationString(b->definingOp->getLoc()) : "",
-           static_cast<int64_t>(b->sizeInBytes)});
+  if (r.peakPosition < live.getNumPositions()) {
+    // Name the computation at the peak, not the view or allocation that
+    // opens it.
+    int64_t p = r.peakPosition;
+    while (p + 1 < live.getNumPositions() &&
+           isa<ViewLikeOpInterface, memref::AllocOp, arith::ConstantOp>(
+               live.getOpAt(p)))
+      ++p;
+    r.peakOp = opLabel(live.getOpAt(p));
+  }
+  for (const LiveBuffer *b : transient) {
+    if (b->start > r.peakPosition || r.peakPosition >= b->end)
+      continue;
+    Operation *producer = producerOf(b->value, b->definingOp);
+    r.peakBuffers.push_back({b->name, producer ? opLabel(producer) : "",
+                             producer ? locationString(producer->getLoc())
+                                      : "",
+                             static_cast<int64_t>(b->sizeInBytes)});
+  }
   std::stable_sort(r.peakBuffers.begin(), r.peakBuffers.end(),
                    [](const auto &a, const auto &b) { return a.bytes > b.bytes; });
 }

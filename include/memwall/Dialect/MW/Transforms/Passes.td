@@ -37,8 +37,10 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       `lower_bound_bytes` (max over program points of live transient bytes),
       `naive_bytes` (no reuse), `persistent_bytes` (arguments and buffers
       that outlive the function), and `peak`: the program point where
-      transient bytes peak and the buffers live there, largest first, with
-      their producing ops and locations.
+      transient bytes peak (named by the first computation there) and the
+      buffers live there, largest first, with their producing ops (for a
+      buffer written by an mw.kernel, the op its body computes) and
+      locations.
 
     The IR is left unchanged. The text form is for people; the JSON form has a
     stable key per figure:
