@@ -10,11 +10,13 @@
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -227,6 +229,28 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createOneShotBufferizePass(options));
 }
 
+namespace {
+/// Options of --mw-train-pipeline: those of --mw-static-arena.
+struct TrainPipelineOptions
+    : public PassPipelineOptions<TrainPipelineOptions> {
+  Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("Packing strategy of --mw-static-arena: best, naive, "
+                     "greedy-size, greedy-breadth, best-fit-size, "
+                     "best-fit-time or exact"),
+      llvm::cl::init("best")};
+  Option<int64_t> alignment{
+      *this, "alignment",
+      llvm::cl::desc("Alignment in bytes of every arena offset and size"),
+      llvm::cl::init(256)};
+  Option<std::string> arena{
+      *this, "arena",
+      llvm::cl::desc("alloc (a memref.alloc in the function) or argument "
+                     "(a trailing function argument)"),
+      llvm::cl::init("alloc")};
+};
+} // namespace
+
 void mlir::mw::registerMWPipelines() {
   PassPipelineRegistration<>(
       "mw-bufferize",
@@ -234,4 +258,18 @@ void mlir::mw::registerMWPipelines() {
       "across function boundaries (identity-layout memrefs); every transient "
       "tensor becomes one memref.alloc, ready for --mw-static-arena",
       buildBufferizePipeline);
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "mw-train-pipeline",
+      "Compile a step for the runtime: --mw-bufferize, --mw-static-arena "
+      "(with this pipeline's options) and --mw-verify-plan; the result is "
+      "what mw-translate --mw-to-plan takes",
+      [](OpPassManager &pm, const TrainPipelineOptions &options) {
+        buildBufferizePipeline(pm);
+        MwStaticArenaOptions arenaOptions;
+        arenaOptions.strategy = options.strategy;
+        arenaOptions.alignment = options.alignment;
+        arenaOptions.arena = options.arena;
+        pm.addPass(createMwStaticArena(arenaOptions));
+        pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
+      });
 }

@@ -30,7 +30,7 @@ void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 /// Bufferize across function boundaries with identity-layout memrefs.
 void buildBufferizePipeline(OpPassManager &pm);
 
-/// Registers the --mw-bufferize pipeline.
+/// Registers the --mw-bufferize and --mw-train-pipeline pipelines.
 void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
