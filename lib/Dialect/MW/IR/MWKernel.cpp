@@ -158,9 +158,13 @@ int64_t KernelOp::getFlops() {
 }
 
 int64_t KernelOp::getBytesRead() {
+  if (auto cost = dyn_cast_or_null<CostOpInterface>(getSingleOp()))
+    return cost.getBytesRead();
   return detail::sumTensorBytes(getIns().getTypes());
 }
 
 int64_t KernelOp::getBytesWritten() {
+  if (auto cost = dyn_cast_or_null<CostOpInterface>(getSingleOp()))
+    return cost.getBytesWritten();
   return detail::sumTensorBytes(getOuts().getTypes());
 }

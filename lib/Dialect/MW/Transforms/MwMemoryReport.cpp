@@ -319,13 +319,25 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
     if (op->hasTrait<mlir::OpTrait::IsTerminator>())
       return WalkResult::advance();
+    // A kernel's cost is its body's, counted once at the kernel; its body's
+    // ops are the operations and values counted below, not the kernel.
+    if (auto kernel = dyn_cast<KernelOp>(op)) {
+      r.flops += kernel.getFlops();
+      r.bytesRead += kernel.getBytesRead();
+      r.bytesWritten += kernel.getBytesWritten();
+      return WalkResult::advance();
+    }
+    bool inKernel = isa_and_nonnull<KernelOp>(op->getParentOp());
     ++r.opCount;
     for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
       if (failed(checkStatic(type, op->getLoc(),
                              "result #" + Twine(i) + " of '" +
                                  op->getName().getStringRef() + "'")))
         return WalkResult::interrupt();
-      r.naiveActivationBytes += mw::detail::tensorBytes(type);
+      // Values computed by mw ops; not storage (allocations, views,
+      // tensor.empty destinations) that bufferization adds.
+      if (isa_and_nonnull<MWDialect>(op->getDialect()))
+        r.naiveActivationBytes += mw::detail::tensorBytes(type);
     }
     // Gradients the step computes are what its optimizer updates consume.
     Value grad = isa<AdamWOp>(op)  ? cast<AdamWOp>(op).getGrad()
@@ -336,7 +348,8 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
       r.bytesByDtype["grad"][dtypeName(grad.getType())] +=
           mw::detail::tensorBytes(grad.getType());
     }
-    if (auto cost = dyn_cast<CostOpInterface>(op)) {
+    auto cost = dyn_cast<CostOpInterface>(op);
+    if (cost && !inKernel) {
       r.flops += cost.getFlops();
       r.bytesRead += cost.getBytesRead();
       r.bytesWritten += cost.getBytesWritten();

@@ -1112,8 +1112,9 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
       mw.yield %s : tensor<4xf32>
     }
     ```
-    Cost: the sum of the body's ops' FLOPs; bytes read and written are those
-    of `ins` and `outs` (what the kernel moves, intermediates excluded).
+    Cost: the sum of the body's ops' FLOPs; bytes read and written are the
+    body op's own figures when it has one op, else those of `ins` and `outs`
+    (what the kernel moves, intermediates excluded).
   }];
   let arguments = (ins Variadic<MW_TensorOrMemRef>:$ins,
                    Variadic<MW_TensorOrMemRef>:$outs);
