@@ -21,6 +21,8 @@ tools = [
     "mw-models",
     "mw-eval",
     "mw-pack",
+    "mw-translate",
+    "mw-run",
     # Stock mlir-opt from Debian's mlir-19-tools, for the plugin tests.
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
     # The JIT runner and its support libraries, for end-to-end tests.

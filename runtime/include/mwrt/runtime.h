@@ -1,0 +1,210 @@
+//===- runtime.h - Plans and sessions: the runtime's C++ API ----*- C++ -*-===//
+//
+// The C++ core behind the C API of mwrt.h. A Plan is a .mwplan file read,
+// verified (FlatBuffers verifier, identifier "MWPL", kMwPlanVersion) and
+// validated (every op known, every operand inside its buffer, every result
+// well formed), then decoded into plain C++ structures, so nothing later
+// touches unverified bytes. A Session executes one Plan on one device: it
+// allocates the arena and the persistent buffers once, binds every kernel's
+// tensors once, initializes the persistents (deterministically from a seed,
+// or from safetensors files, or by name from memory) and runs steps. Like
+// the kernels, every call returns an mwrt_status and leaves a one-line
+// message in mwrt_last_error(); nothing throws except std::bad_alloc when
+// host memory runs out (the C API turns that into MWRT_INTERNAL).
+// docs/runtime.md describes the rules (initialization, synthetic data,
+// memory accounting, errors).
+//
+//===---------------------------------------------------------------------===//
+
+#ifndef MWRT_RUNTIME_H
+#define MWRT_RUNTIME_H
+
+#include "mwrt/kernels.h"
+#include "mwrt/mwrt.h"
+#include "mwrt/safetensors.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mwrt {
+
+/// What a persistent buffer or result holds (mwplan.Role).
+enum class Role { None, Param, Input, Label, OptimizerState, Grad, Output };
+
+/// "param", "input", ... as the mw dialect spells the role.
+const char *roleName(Role role);
+
+/// A tensor view into the arena or into a persistent buffer: element `index`
+/// lives at base + (offset + sum(index[d] * strides[d])) * dtypeSize(dtype).
+struct OperandDesc {
+  bool inArena = true;
+  uint64_t arenaOffset = 0; ///< bytes from the arena's start (arena only)
+  int persistent = -1;      ///< index into Plan::persistents() (else -1)
+  int64_t offset = 0;       ///< elements
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides; ///< one per dimension (row-major if absent)
+};
+
+/// A buffer outside the arena, bound by name.
+struct PersistentDesc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  Role role = Role::None;
+  int argument = -1;  ///< function argument index; -1: a result's storage
+  uint64_t bytes = 0; ///< numElements * dtypeSize
+};
+
+/// One kernel launch.
+struct KernelDesc {
+  OpKind kind = OpKind::Constant;
+  KernelAttrs attrs;
+  std::vector<OperandDesc> ins, outs;
+  std::string loc;
+};
+
+/// A named function result: where its value is when a step ends.
+struct ResultDesc {
+  std::string name;
+  Role role = Role::None;
+  OperandDesc value;
+};
+
+/// A verified, validated plan. Immutable; sessions share it.
+class Plan {
+public:
+  /// Reads the .mwplan file at `path`. MWRT_NOT_FOUND when it cannot be
+  /// opened, MWRT_INVALID_ARGUMENT for anything wrong inside, each with a
+  /// message that starts with the path.
+  static mwrt_status load(const std::string &path,
+                          std::shared_ptr<const Plan> &plan);
+  /// As load, from the `size` bytes at `data`; `source` names them in
+  /// messages.
+  static mwrt_status parse(const void *data, size_t size,
+                           std::shared_ptr<const Plan> &plan,
+                           const std::string &source = "<memory>");
+
+  const std::string &source() const { return sourceName; }
+  const std::string &function() const { return functionName; }
+  uint64_t arenaSize() const { return arenaBytes; }
+  /// The plan's arena_alignment (0 when the plan gives none).
+  uint64_t arenaAlignment() const { return arenaAlign; }
+  uint64_t lowerBound() const { return lowerBoundBytes; }
+  const std::vector<PersistentDesc> &persistents() const { return persists; }
+  const std::vector<KernelDesc> &kernels() const { return kernelList; }
+  const std::vector<ResultDesc> &results() const { return resultList; }
+
+  /// Index of the persistent or result called `name`, or -1.
+  int findPersistent(std::string_view name) const;
+  int findResult(std::string_view name) const;
+  /// The result that is the loss: the one named "loss", else the first with
+  /// role Output; either way a floating-point tensor of one element. -1 when
+  /// there is none (an inference plan).
+  int lossResult() const { return lossIndex; }
+
+  /// "kernel 3 ('mw.matmul' at loc)", for messages.
+  std::string describeKernel(size_t index) const;
+
+private:
+  friend class PlanReader;
+  std::string sourceName, functionName;
+  uint64_t arenaBytes = 0, arenaAlign = 0, lowerBoundBytes = 0;
+  std::vector<PersistentDesc> persists;
+  std::vector<KernelDesc> kernelList;
+  std::vector<ResultDesc> resultList;
+  int lossIndex = -1;
+};
+
+/// Choices for a session.
+struct SessionOptions {
+  /// Seed of the default initialization (docs/runtime.md).
+  uint64_t seed = 0;
+  /// Computes matmul with the evaluator's loops (bit-exact) on the CPU.
+  bool referenceMatmul = false;
+  /// A step whose loss is NaN or infinite fails, naming the step.
+  bool checkLoss = true;
+};
+
+/// Memory a session holds, in bytes. planned = arena + persistent +
+/// workspace, all known from the plan at load; measured = what the session
+/// actually allocated (the sum of its allocations, which it never frees
+/// before it is destroyed, so this is also its peak). Kernels' own scratch
+/// (docs/runtime-kernels.md) is not included.
+struct SessionStats {
+  uint64_t arenaBytes = 0;
+  uint64_t persistentBytes = 0; ///< every persistent, each 64-byte aligned
+  uint64_t workspaceBytes = 0;  ///< staging for result copies that overlap
+  uint64_t plannedPeakBytes = 0;
+  uint64_t measuredPeakBytes = 0;
+  uint64_t lowerBoundBytes = 0; ///< the packer's lower bound for the arena
+  uint64_t steps = 0;           ///< steps completed
+};
+
+class SessionImpl;
+
+/// One plan on one device, with its memory and bindings.
+class Session {
+public:
+  /// Creates a session on `device` ("cpu"; "cuda" reports that this build
+  /// has no CUDA backend, or that there is no device), allocates its memory,
+  /// binds every kernel and fills the persistents by the default rules from
+  /// options.seed.
+  static mwrt_status create(std::shared_ptr<const Plan> plan,
+                            std::string_view device,
+                            const SessionOptions &options,
+                            std::unique_ptr<Session> &session);
+  ~Session();
+
+  const Plan &plan() const;
+
+  /// Binds Param and OptimizerState persistents that are function
+  /// arguments (argument >= 0) from the safetensors file at `path` by name.
+  /// Every Param must be there; an OptimizerState that is not keeps its default
+  /// value (a fresh optimizer). `missingState`, when given, receives the names
+  /// of those. Other tensors in the file are ignored. Nothing changes when any
+  /// tensor has the wrong dtype or shape.
+  mwrt_status loadWeights(const std::string &path,
+                          std::vector<std::string> *missingState = nullptr);
+  /// Binds Input and Label argument persistents from the file at `path` by
+  /// name; every one must be there. A tensor named like another persistent
+  /// (e.g. loss_scale.scale) sets it too.
+  mwrt_status loadInputs(const std::string &path);
+  /// Sets persistent `name` from `bytes` (row-major, little-endian) after
+  /// checking its dtype and shape.
+  mwrt_status setTensor(std::string_view name, DType dtype,
+                        const std::vector<int64_t> &shape, const void *bytes,
+                        size_t size);
+  mwrt_status setTensor(std::string_view name, const TensorData &tensor);
+
+  /// Runs one step: every kernel in order, then copies each result named
+  /// like a Param or OptimizerState argument persistent into it.
+  mwrt_status step();
+  /// The last step's loss (MWRT_NOT_FOUND before the first step or when the
+  /// plan has none).
+  mwrt_status loss(double &value) const;
+
+  /// The value of result `name` (after a step) or persistent `name`, as a
+  /// row-major tensor.
+  mwrt_status readResult(std::string_view name, TensorData &out) const;
+  mwrt_status readPersistent(std::string_view name, TensorData &out) const;
+
+  /// Every Param and OptimizerState argument persistent, by name.
+  mwrt_status collectWeights(SafeTensors &out) const;
+  /// Writes collectWeights() to `path` atomically (an existing file is
+  /// replaced only by a complete new one).
+  mwrt_status saveWeights(const std::string &path) const;
+
+  SessionStats stats() const;
+
+private:
+  Session();
+  std::unique_ptr<SessionImpl> impl;
+};
+
+} // namespace mwrt
+
+#endif // MWRT_RUNTIME_H

@@ -1,0 +1,84 @@
+//===- executor.cpp - Device selection and the plan executor --------------===//
+//
+// Binds each kernel's operands once, when the session is created, so a step
+// is a loop over prepared launches with no allocation of its own; and picks
+// the backend for a device name. There is no CUDA backend yet: asking for
+// one is a clear MWRT_UNAVAILABLE, saying whether a device was found.
+//
+//===----------------------------------------------------------------------===//
+
+#include "executor.h"
+#include "status.h"
+
+#include <string>
+
+using namespace mwrt;
+using namespace mwrt::detail;
+
+Backend::~Backend() = default;
+
+mwrt_status detail::createBackend(std::string_view device,
+                                  const SessionOptions &options,
+                                  std::unique_ptr<Backend> &backend) {
+  if (device == "cpu") {
+    backend = createCpuBackend(options);
+    return MWRT_OK;
+  }
+  if (device == "cuda") {
+    int count = 0;
+    if (mwrt_cuda_device_count(&count) != MWRT_OK)
+      return setError(MWRT_UNAVAILABLE,
+                      std::string("no CUDA device: ") + mwrt_last_error());
+    return setError(MWRT_UNAVAILABLE,
+                    "the CUDA backend is not built in this version (" +
+                        std::to_string(count) + " CUDA device" +
+                        (count == 1 ? "" : "s") + " found); use device cpu");
+  }
+  return setError(MWRT_INVALID_ARGUMENT, "unknown device '" +
+                                             std::string(device) +
+                                             "' (expected cpu or cuda)");
+}
+
+Executor::Executor(const Plan &plan, Backend &backend, void *arena,
+                   std::vector<void *> persistents)
+    : plan(plan), backend(backend), arena(arena),
+      bases(std::move(persistents)) {
+  kernels.reserve(plan.kernels().size());
+  for (const KernelDesc &k : plan.kernels()) {
+    BoundKernel &b = kernels.emplace_back();
+    b.kind = k.kind;
+    b.attrs = &k.attrs;
+    for (const OperandDesc &o : k.ins)
+      b.ins.push_back(bind(o));
+    for (const OperandDesc &o : k.outs)
+      b.outs.push_back(bind(o));
+  }
+}
+
+TensorRef Executor::bind(const OperandDesc &o) const {
+  // The plan was validated: every addressed element is inside its buffer,
+  // and element 0 of the view (`offset`) may lie outside only when negative
+  // strides bring every addressed element back in.
+  auto *base = static_cast<uint8_t *>(
+      o.inArena ? static_cast<uint8_t *>(arena) + o.arenaOffset
+                : static_cast<uint8_t *>(bases[o.persistent]));
+  int64_t count = 1;
+  for (int64_t d : o.shape)
+    count *= d;
+  void *data = nullptr;
+  if (count != 0 && base)
+    data = base + o.offset * static_cast<int64_t>(dtypeSize(o.dtype));
+  return TensorRef(o.dtype, o.shape, data, o.strides);
+}
+
+mwrt_status Executor::run(uint64_t step) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    mwrt_status status = backend.run(kernels[i]);
+    if (status == MWRT_OK)
+      continue;
+    std::string message = mwrt_last_error();
+    return setError(status, "step " + std::to_string(step) + ", " +
+                                plan.describeKernel(i) + ": " + message);
+  }
+  return backend.synchronize();
+}

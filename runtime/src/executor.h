@@ -1,0 +1,93 @@
+//===- executor.h - Backends and the plan executor -------------*- C++ -*-===//
+//
+// Private to the runtime. A Backend owns what differs between devices:
+// memory (allocate once, upload, download, device-to-device copies) and
+// kernel launches. The Executor is device-independent: it binds every kernel
+// of a plan to the memory the session allocated (TensorRefs with shapes,
+// strides and data pointers computed once) and runs them in order through
+// the backend. The CPU backend (executor_cpu.cpp) calls runCpuKernel; a CUDA
+// backend implements the same interface and slots in through createBackend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MWRT_SRC_EXECUTOR_H
+#define MWRT_SRC_EXECUTOR_H
+
+#include "mwrt/runtime.h"
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace mwrt::detail {
+
+/// One kernel with its tensors bound to device memory.
+struct BoundKernel {
+  OpKind kind = OpKind::Constant;
+  const KernelAttrs *attrs = nullptr; ///< owned by the plan
+  std::vector<TensorRef> ins, outs;
+};
+
+/// A device: memory and kernels. Pointers it returns are device pointers,
+/// which on the CPU are host pointers.
+class Backend {
+public:
+  virtual ~Backend();
+  /// "cpu", "cuda".
+  virtual const char *name() const = 0;
+  /// Allocates `bytes` of zeroed memory aligned to `alignment` (a power of
+  /// two); null for zero bytes. The session frees it with release().
+  virtual mwrt_status allocate(uint64_t bytes, uint64_t alignment,
+                               void *&ptr) = 0;
+  virtual void release(void *ptr) = 0;
+  /// Host `src` to device `dst`, and back.
+  virtual mwrt_status upload(void *dst, const void *src, size_t bytes) = 0;
+  virtual mwrt_status download(void *dst, const void *src, size_t bytes) = 0;
+  /// Copies the elements of `src` into `dst` (same shape and element size,
+  /// any strides, not overlapping), both in device memory.
+  virtual mwrt_status copy(const TensorRef &dst, const TensorRef &src) = 0;
+  /// Runs one kernel. The message of a failure names the op, not the step.
+  virtual mwrt_status run(const BoundKernel &kernel) = 0;
+  /// Waits for everything launched so far.
+  virtual mwrt_status synchronize() { return MWRT_OK; }
+};
+
+/// The backend for `device`: "cpu"; "cuda" fails with MWRT_UNAVAILABLE
+/// ("no CUDA device: ..." or "the CUDA backend is not built in this
+/// version"); anything else is MWRT_INVALID_ARGUMENT.
+mwrt_status createBackend(std::string_view device,
+                          const SessionOptions &options,
+                          std::unique_ptr<Backend> &backend);
+std::unique_ptr<Backend> createCpuBackend(const SessionOptions &options);
+
+/// Copies the elements of host tensor `src` into host tensor `dst` (same
+/// shape and element size, any strides, not overlapping). Allocates nothing
+/// when both have explicit strides.
+void copyHostTensor(const TensorRef &dst, const TensorRef &src);
+
+/// Binds a plan's operands to memory and runs its kernels.
+class Executor {
+public:
+  /// `arena` and `persistents` (one base per Plan::persistents()) are
+  /// device pointers the session allocated.
+  Executor(const Plan &plan, Backend &backend, void *arena,
+           std::vector<void *> persistents);
+
+  /// The tensor `operand` describes, in this session's memory.
+  TensorRef bind(const OperandDesc &operand) const;
+
+  /// Runs every kernel in order; a failure's message is prefixed with
+  /// "step N, kernel K ('mw.op' at loc): ".
+  mwrt_status run(uint64_t step);
+
+private:
+  const Plan &plan;
+  Backend &backend;
+  void *arena;
+  std::vector<void *> bases;
+  std::vector<BoundKernel> kernels;
+};
+
+} // namespace mwrt::detail
+
+#endif // MWRT_SRC_EXECUTOR_H

@@ -1,0 +1,665 @@
+//===- plan.cpp - Reading, verifying and validating .mwplan files ---------===//
+//
+// A plan is checked in three layers before anything runs: the FlatBuffers
+// verifier (with the "MWPL" identifier) proves every offset in the file is
+// in bounds, so a truncated or garbage file is one clear error instead of a
+// wild read; the version must be kMwPlanVersion; then every field is checked
+// against what execution relies on: known op names and dtypes, every view
+// inside its buffer (arena views inside arena_size and aligned to their
+// element size, persistent views inside their buffer with its dtype), one
+// stride per dimension, unique names, results that match the persistents
+// they update. The plan is then decoded into plain structures (runtime.h) so
+// the executor never reads the file again. Messages name the kernel index,
+// the op and the operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mwrt/plan.h"
+#include "mwrt/runtime.h"
+#include "status.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+using namespace mwrt;
+
+namespace {
+/// Element counts and byte sizes are kept below this, so every offset the
+/// executor and the kernels compute fits in int64 with room to spare.
+constexpr int64_t kMaxBytes = int64_t(1) << 56;
+
+/// Extents of views are computed in 128 bits, so that a corrupt stride or
+/// offset cannot overflow its way back into range. (__extension__ keeps
+/// -pedantic, which LLVM's build flags add, quiet.)
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool toDType(mwplan::DType in, DType &out) {
+  switch (in) {
+  case mwplan::DType::F32:
+    out = DType::F32;
+    return true;
+  case mwplan::DType::F16:
+    out = DType::F16;
+    return true;
+  case mwplan::DType::BF16:
+    out = DType::BF16;
+    return true;
+  case mwplan::DType::I32:
+    out = DType::I32;
+    return true;
+  case mwplan::DType::I64:
+    out = DType::I64;
+    return true;
+  }
+  return false;
+}
+
+bool toRole(mwplan::Role in, Role &out) {
+  int v = static_cast<int>(in);
+  if (v < 0 || v > static_cast<int>(Role::Output))
+    return false;
+  out = static_cast<Role>(v);
+  return true;
+}
+
+/// Whether the elements of `v` are aligned for T. The FlatBuffers 2.0
+/// verifier checks only 4-byte alignment of a vector, so a corrupt offset
+/// could leave an int64 or double vector misaligned (the buffer's start is
+/// 8-aligned: Plan::parse makes sure).
+template <typename T> bool isAligned(const flatbuffers::Vector<T> *v) {
+  return !v || v->size() == 0 ||
+         reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
+template <typename T>
+bool readVector(const flatbuffers::Vector<T> *in, std::vector<T> &out,
+                const char *what, std::string &error) {
+  out.clear();
+  if (!in)
+    return true;
+  if (!isAligned(in)) {
+    error = std::string(what) + " vector is misaligned (corrupt plan)";
+    return false;
+  }
+  out.assign(in->begin(), in->end());
+  return true;
+}
+
+/// Length of the UTF-8 sequence starting at s[i] (0 when it is not one).
+size_t utf8Length(std::string_view s, size_t i) {
+  auto c = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) {
+    return k < s.size() && c(k) >= lo && c(k) <= hi;
+  };
+  unsigned b = c(i);
+  if (b < 0x80)
+    return 1;
+  if (b >= 0xc2 && b <= 0xdf)
+    return cont(i + 1) ? 2 : 0;
+  if (b >= 0xe0 && b <= 0xef) {
+    unsigned lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (b >= 0xf0 && b <= 0xf4) {
+    unsigned lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+bool isControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+/// Whether `s` is valid UTF-8 without control characters: names end up in
+/// messages and in safetensors headers (which require UTF-8).
+bool isPrintableUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8Length(s, i);
+    if (n == 0 || isControl(static_cast<unsigned char>(s[i])))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+/// `s` for a message: control characters and bytes that are not UTF-8
+/// become \xNN.
+std::string displayText(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8Length(s, i);
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (n == 0 || isControl(c)) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+/// Decodes a shape; false (with `error`) for a negative dimension or one
+/// whose bytes would not fit.
+bool readShape(const flatbuffers::Vector<int64_t> *in, size_t elemSize,
+               std::vector<int64_t> &shape, std::string &error) {
+  if (!readVector(in, shape, "shape", error))
+    return false;
+  int64_t bytes = static_cast<int64_t>(elemSize);
+  for (int64_t d : shape) {
+    if (d < 0) {
+      error = "shape " + shapeText(shape) + " has a negative dimension";
+      return false;
+    }
+  }
+  for (int64_t d : shape) {
+    if (d == 0)
+      return true;
+    if (bytes > kMaxBytes / d) {
+      error = "shape " + shapeText(shape) + " is too large";
+      return false;
+    }
+    bytes *= d;
+  }
+  return true;
+}
+
+std::string int128Text(Int128 v) {
+  UInt128 u = v < 0 ? -static_cast<UInt128>(v) : static_cast<UInt128>(v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + int(u % 10)));
+    u /= 10;
+  } while (u);
+  return v < 0 ? "-" + digits : digits;
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+} // namespace
+
+namespace mwrt {
+
+const char *roleName(Role role) {
+  switch (role) {
+  case Role::None:
+    return "none";
+  case Role::Param:
+    return "param";
+  case Role::Input:
+    return "input";
+  case Role::Label:
+    return "label";
+  case Role::OptimizerState:
+    return "optimizer_state";
+  case Role::Grad:
+    return "grad";
+  case Role::Output:
+    return "output";
+  }
+  return "unknown";
+}
+
+/// Validates a verified flatbuffer and fills a Plan.
+class PlanReader {
+public:
+  PlanReader(Plan &plan, const mwplan::Plan &fb) : plan(plan), fb(fb) {}
+
+  /// False with `error` (without the source prefix) on the first problem.
+  bool read(std::string &error);
+
+private:
+  bool readPersistents(std::string &error);
+  bool readKernel(size_t index, const mwplan::Kernel &k, std::string &error);
+  bool readAttr(const mwplan::Attr &a, KernelAttrs &attrs, std::string &error);
+  bool readOperand(const mwplan::Operand &op, OperandDesc &out,
+                   std::string &error);
+  bool readResults(std::string &error);
+
+  Plan &plan;
+  const mwplan::Plan &fb;
+  std::map<std::string, int, std::less<>> persistentNames;
+};
+
+bool PlanReader::read(std::string &error) {
+  if (fb.function())
+    plan.functionName = displayText(fb.function()->str());
+  plan.arenaBytes = fb.arena_size();
+  plan.arenaAlign = fb.arena_alignment();
+  plan.lowerBoundBytes = fb.lower_bound();
+  if (plan.arenaBytes > static_cast<uint64_t>(kMaxBytes)) {
+    error = "arena_size " + std::to_string(plan.arenaBytes) + " is too large";
+    return false;
+  }
+  uint64_t align = plan.arenaAlign;
+  if (align != 0 && ((align & (align - 1)) != 0 || align > (1u << 30))) {
+    error = "arena_alignment " + std::to_string(align) +
+            " is not a power of two up to 2^30";
+    return false;
+  }
+  if (!readPersistents(error))
+    return false;
+  if (const auto *kernels = fb.kernels()) {
+    plan.kernelList.resize(kernels->size());
+    for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i)
+      if (!readKernel(i, *kernels->Get(i), error))
+        return false;
+  }
+  return readResults(error);
+}
+
+bool PlanReader::readPersistents(std::string &error) {
+  const auto *list = fb.persistents();
+  if (!list)
+    return true;
+  plan.persists.resize(list->size());
+  uint64_t total = 0; // as the session lays them out, 64-byte aligned
+  for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
+    const mwplan::Persistent &p = *list->Get(i);
+    PersistentDesc &d = plan.persists[i];
+    d.name = p.name()->str();
+    if (d.name.empty() || !isPrintableUtf8(d.name)) {
+      error = "persistent " + std::to_string(i) + " has " +
+              (d.name.empty() ? "an empty name"
+                              : "a name that is not printable UTF-8: '" +
+                                    displayText(d.name) + "'");
+      return false;
+    }
+    std::string where =
+        "persistent " + std::to_string(i) + " ('" + d.name + "'): ";
+    if (!toDType(p.dtype(), d.dtype)) {
+      error = where + "unknown dtype " + std::to_string(int(p.dtype()));
+      return false;
+    }
+    if (!toRole(p.role(), d.role)) {
+      error = where + "unknown role " + std::to_string(int(p.role()));
+      return false;
+    }
+    if (!readShape(p.shape(), dtypeSize(d.dtype), d.shape, error)) {
+      error = where + error;
+      return false;
+    }
+    d.argument = p.argument();
+    if (d.argument < -1) {
+      error = where + "argument index " + std::to_string(d.argument) +
+              " is negative";
+      return false;
+    }
+    d.bytes = static_cast<uint64_t>(numElements(d.shape)) * dtypeSize(d.dtype);
+    total += (d.bytes + 63) / 64 * 64;
+    if (total > static_cast<uint64_t>(kMaxBytes)) {
+      error = where + "the persistents up to this one take more than 2^56 "
+                      "bytes";
+      return false;
+    }
+    auto [it, inserted] = persistentNames.emplace(d.name, int(i));
+    if (!inserted) {
+      error = where + "the name is also persistent " +
+              std::to_string(it->second) +
+              "'s (names bind tensors, so they "
+              "must be unique)";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool PlanReader::readOperand(const mwplan::Operand &op, OperandDesc &out,
+                             std::string &error) {
+  if (!toDType(op.dtype(), out.dtype)) {
+    error = "unknown dtype " + std::to_string(int(op.dtype()));
+    return false;
+  }
+  const int64_t elemSize = static_cast<int64_t>(dtypeSize(out.dtype));
+  if (!readShape(op.shape(), elemSize, out.shape, error))
+    return false;
+  size_t rank = out.shape.size();
+  if (op.strides() && op.strides()->size() != 0) {
+    if (!readVector(op.strides(), out.strides, "strides", error))
+      return false;
+    if (out.strides.size() != rank) {
+      error = "has " + std::to_string(out.strides.size()) +
+              " strides for shape " + shapeText(out.shape);
+      return false;
+    }
+  } else {
+    // No strides: row-major.
+    out.strides.assign(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+      out.strides[d - 1] = out.strides[d] * out.shape[d];
+  }
+  out.offset = op.offset();
+  // Lowest and highest element the view addresses, relative to its base.
+  bool empty = numElements(out.shape) == 0;
+  Int128 lo = out.offset, hi = out.offset;
+  for (size_t d = 0; d < rank && !empty; ++d) {
+    Int128 span = static_cast<Int128>(out.shape[d] - 1) * out.strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  auto num = int128Text;
+  switch (op.space()) {
+  case mwplan::Space::Arena: {
+    out.inArena = true;
+    out.arenaOffset = op.arena_offset();
+    if (out.arenaOffset % static_cast<uint64_t>(elemSize) != 0) {
+      error = "arena offset " + std::to_string(out.arenaOffset) +
+              " is not a multiple of the element size " +
+              std::to_string(elemSize);
+      return false;
+    }
+    if (empty)
+      return true;
+    Int128 first = static_cast<Int128>(out.arenaOffset) + lo * elemSize;
+    Int128 end = static_cast<Int128>(out.arenaOffset) + (hi + 1) * elemSize;
+    if (first < 0 || end > static_cast<Int128>(plan.arenaBytes)) {
+      error = "arena view at offset " + std::to_string(out.arenaOffset) +
+              " covers bytes [" + num(first) + ", " + num(end) +
+              "), outside the arena of " + std::to_string(plan.arenaBytes) +
+              " bytes";
+      return false;
+    }
+    return true;
+  }
+  case mwplan::Space::Persistent: {
+    out.inArena = false;
+    out.persistent = op.persistent();
+    int count = static_cast<int>(plan.persists.size());
+    if (out.persistent < 0 || out.persistent >= count) {
+      error = "persistent index " + std::to_string(out.persistent) +
+              " out of range (the plan has " + std::to_string(count) +
+              " persistents)";
+      return false;
+    }
+    const PersistentDesc &p = plan.persists[out.persistent];
+    if (p.dtype != out.dtype) {
+      error = "has dtype " + std::string(dtypeName(out.dtype)) +
+              " but persistent '" + p.name + "' is " + dtypeName(p.dtype);
+      return false;
+    }
+    if (empty)
+      return true;
+    int64_t n = numElements(p.shape);
+    if (lo < 0 || hi >= n) {
+      error = "view covers elements [" + num(lo) + ", " + num(hi) +
+              "] of persistent '" + p.name + "', which has " +
+              std::to_string(n);
+      return false;
+    }
+    return true;
+  }
+  }
+  error = "unknown space " + std::to_string(int(op.space()));
+  return false;
+}
+
+bool PlanReader::readAttr(const mwplan::Attr &a, KernelAttrs &attrs,
+                          std::string &error) {
+  std::string name = a.name()->str();
+  if (name.empty()) {
+    error = "an attribute has an empty name";
+    return false;
+  }
+  if (!isPrintableUtf8(name)) {
+    error = "attribute name '" + displayText(name) + "' is not printable UTF-8";
+    return false;
+  }
+  if (attrs.find(name)) {
+    error = "attribute '" + name + "' appears twice";
+    return false;
+  }
+  switch (a.kind()) {
+  case mwplan::AttrKind::Int:
+    attrs.setInt(name, a.i());
+    return true;
+  case mwplan::AttrKind::Float:
+    attrs.setFloat(name, a.f());
+    return true;
+  case mwplan::AttrKind::Bool:
+    // The schema gives bools no field of their own: `i`, non-zero is true.
+    attrs.setBool(name, a.i() != 0);
+    return true;
+  case mwplan::AttrKind::String:
+    // Dense constants hold raw elements in `bytes`; other strings in `s`.
+    if (a.bytes() && a.bytes()->size() != 0)
+      attrs.setString(
+          name, std::string(reinterpret_cast<const char *>(a.bytes()->data()),
+                            a.bytes()->size()));
+    else
+      attrs.setString(name, a.s() ? a.s()->str() : std::string());
+    return true;
+  case mwplan::AttrKind::Ints: {
+    std::vector<int64_t> ints;
+    if (!readVector(a.ints(), ints, "ints", error))
+      return false;
+    attrs.setInts(name, std::move(ints));
+    return true;
+  }
+  case mwplan::AttrKind::Floats: {
+    std::vector<double> floats;
+    if (!readVector(a.floats(), floats, "floats", error))
+      return false;
+    attrs.setFloats(name, std::move(floats));
+    return true;
+  }
+  }
+  error = "attribute '" + name + "' has unknown kind " +
+          std::to_string(int(a.kind()));
+  return false;
+}
+
+bool PlanReader::readKernel(size_t index, const mwplan::Kernel &k,
+                            std::string &error) {
+  KernelDesc &d = plan.kernelList[index];
+  std::string op = k.op()->str();
+  // The location only ever appears in messages.
+  if (k.loc())
+    d.loc = displayText(k.loc()->str());
+  if (!parseOpKind(op, d.kind)) {
+    error = "kernel " + std::to_string(index) + ": unknown op '" +
+            displayText(op) + "'" + (d.loc.empty() ? "" : " at " + d.loc);
+    return false;
+  }
+  std::string where = plan.describeKernel(index) + ": ";
+  if (const auto *attrs = k.attrs())
+    for (const mwplan::Attr *a : *attrs)
+      if (!readAttr(*a, d.attrs, error)) {
+        error = where + error;
+        return false;
+      }
+  auto operands = [&](const auto *list, std::vector<OperandDesc> &out,
+                      const char *what) {
+    if (!list)
+      return true;
+    out.resize(list->size());
+    for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i)
+      if (!readOperand(*list->Get(i), out[i], error)) {
+        error = where + what + std::to_string(i) + ": " + error;
+        return false;
+      }
+    return true;
+  };
+  return operands(k.ins(), d.ins, "operand #") &&
+         operands(k.outs(), d.outs, "result #");
+}
+
+bool PlanReader::readResults(std::string &error) {
+  const auto *list = fb.results();
+  if (!list)
+    return true;
+  plan.resultList.resize(list->size());
+  std::map<std::string, size_t, std::less<>> names;
+  for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
+    const mwplan::Result &r = *list->Get(i);
+    ResultDesc &d = plan.resultList[i];
+    d.name = r.name()->str();
+    if (d.name.empty() || !isPrintableUtf8(d.name)) {
+      error = "result " + std::to_string(i) + " has " +
+              (d.name.empty() ? "an empty name"
+                              : "a name that is not printable UTF-8: '" +
+                                    displayText(d.name) + "'");
+      return false;
+    }
+    std::string where = "result " + std::to_string(i) + " ('" + d.name + "'): ";
+    if (!names.emplace(d.name, i).second) {
+      error = where + "another result has the same name";
+      return false;
+    }
+    if (!toRole(r.role(), d.role)) {
+      error = where + "unknown role " + std::to_string(int(r.role()));
+      return false;
+    }
+    if (!readOperand(*r.value(), d.value, error)) {
+      error = where + error;
+      return false;
+    }
+    // A result named like a parameter or optimizer state is its next value:
+    // it is copied over that persistent after each step.
+    int p = plan.findPersistent(d.name);
+    if (p >= 0 && (plan.persists[p].role == Role::Param ||
+                   plan.persists[p].role == Role::OptimizerState)) {
+      const PersistentDesc &pd = plan.persists[p];
+      if (pd.dtype != d.value.dtype || pd.shape != d.value.shape) {
+        error = where + "its value is " + dtypeName(d.value.dtype) + " " +
+                shapeText(d.value.shape) + " but it updates persistent '" +
+                pd.name + "', which is " + dtypeName(pd.dtype) + " " +
+                shapeText(pd.shape);
+        return false;
+      }
+    }
+  }
+  auto isScalarFloat = [](const OperandDesc &v) {
+    return (v.dtype == DType::F32 || v.dtype == DType::F16 ||
+            v.dtype == DType::BF16) &&
+           numElements(v.shape) == 1;
+  };
+  int loss = plan.findResult("loss");
+  if (loss >= 0 && !isScalarFloat(plan.resultList[loss].value))
+    loss = -1;
+  for (size_t i = 0; i < plan.resultList.size() && loss < 0; ++i)
+    if (plan.resultList[i].role == Role::Output &&
+        isScalarFloat(plan.resultList[i].value))
+      loss = static_cast<int>(i);
+  plan.lossIndex = loss;
+  return true;
+}
+
+} // namespace mwrt
+
+int Plan::findPersistent(std::string_view name) const {
+  for (size_t i = 0; i < persists.size(); ++i)
+    if (persists[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int Plan::findResult(std::string_view name) const {
+  for (size_t i = 0; i < resultList.size(); ++i)
+    if (resultList[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+std::string Plan::describeKernel(size_t index) const {
+  std::string s = "kernel " + std::to_string(index);
+  if (index >= kernelList.size())
+    return s;
+  const KernelDesc &k = kernelList[index];
+  s += std::string(" ('") + opKindName(k.kind) + "'";
+  if (!k.loc.empty())
+    s += " at " + k.loc;
+  return s + ")";
+}
+
+mwrt_status Plan::parse(const void *data, size_t size,
+                        std::shared_ptr<const Plan> &out,
+                        const std::string &source) {
+  auto fail = [&](const std::string &message) {
+    return setError(MWRT_INVALID_ARGUMENT, source + ": " + message);
+  };
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  // FlatBuffers aligns scalars relative to the buffer's start; reading them
+  // needs the start itself 8-aligned, so copy a buffer that is not.
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(bytes) % alignof(uint64_t) != 0) {
+    aligned.resize((size + 7) / 8);
+    std::memcpy(aligned.data(), bytes, size);
+    bytes = reinterpret_cast<const uint8_t *>(aligned.data());
+  }
+  // A FlatBuffer starts with the root offset and the 4-byte identifier.
+  if (!bytes || size < 8)
+    return fail("truncated: " + std::to_string(size) +
+                " bytes, not a .mwplan file");
+  if (!mwplan::PlanBufferHasIdentifier(bytes)) {
+    std::string id;
+    for (int i = 4; i < 8; ++i) {
+      char c = static_cast<char>(bytes[i]);
+      id += (c >= 32 && c < 127) ? std::string(1, c) : "\\x" + [&] {
+        char hex[3];
+        std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
+        return std::string(hex);
+      }();
+    }
+    return fail("not a .mwplan file (identifier '" + id + "', expected '" +
+                mwplan::PlanIdentifier() + "')");
+  }
+  // max_tables: every table takes at least 4 bytes, so the file's size
+  // bounds it; the default (10^6) would reject large models' plans.
+  flatbuffers::Verifier verifier(
+      bytes, size, /*max_depth=*/64,
+      static_cast<flatbuffers::uoffset_t>(
+          std::min<size_t>(size / 4 + 16, 0x7fffffff)));
+  if (!mwplan::VerifyPlanBuffer(verifier))
+    return fail("corrupt or truncated plan (" + std::to_string(size) +
+                " bytes fail FlatBuffers verification)");
+  const mwplan::Plan *fb = mwplan::GetPlan(bytes);
+  if (fb->version() != kMwPlanVersion)
+    return fail("plan version " + std::to_string(fb->version()) +
+                ", this runtime reads " + std::to_string(kMwPlanVersion));
+  auto plan = std::make_shared<Plan>();
+  plan->sourceName = source;
+  PlanReader reader(*plan, *fb);
+  std::string error;
+  if (!reader.read(error))
+    return fail(error);
+  out = std::move(plan);
+  return MWRT_OK;
+}
+
+mwrt_status Plan::load(const std::string &path,
+                       std::shared_ptr<const Plan> &out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return setError(errno == ENOENT ? MWRT_NOT_FOUND : MWRT_INVALID_ARGUMENT,
+                    path + ": cannot open: " + std::strerror(errno));
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t got;
+  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0)
+    bytes.insert(bytes.end(), chunk, chunk + got);
+  bool readError = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (readError)
+    return setError(MWRT_INVALID_ARGUMENT,
+                    path + ": cannot read: " + std::strerror(err));
+  return parse(bytes.data(), bytes.size(), out, path);
+}

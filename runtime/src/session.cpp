@@ -1,0 +1,803 @@
+//===- session.cpp - One plan on one device: memory, bindings, steps ------===//
+//
+// A session makes every allocation it will ever make when it is created:
+// the arena (arena_size bytes, aligned to max(arena_alignment, 64)), one
+// block holding every persistent buffer (each at a multiple of 64 bytes),
+// and, only when a result to copy back overlaps another copy's destination,
+// a staging workspace. Kernels are bound once (Executor); a step runs them,
+// reads the loss, and copies each result named like a parameter or an
+// optimizer state into that persistent unless the kernels already updated it
+// in place. Persistents start from the deterministic default initialization
+// (docs/runtime.md: "Initialization"), which files and setTensor override.
+//
+//===----------------------------------------------------------------------===//
+
+#include "executor.h"
+#include "status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <unistd.h>
+
+using namespace mwrt;
+using namespace mwrt::detail;
+
+namespace {
+
+constexpr uint64_t kBufferAlignment = 64;
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + " " + shapeText(shape);
+}
+
+std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+int64_t countOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Parameters and optimizer state that the caller binds: function arguments
+/// (a persistent with argument -1 is storage for a result the step
+/// allocates, such as mw-translate's "resultN" for the next optimizer.step).
+bool isState(const PersistentDesc &d) {
+  return (d.role == Role::Param || d.role == Role::OptimizerState) &&
+         d.argument >= 0;
+}
+
+/// Inputs and labels that the caller binds.
+bool isData(const PersistentDesc &d) {
+  return (d.role == Role::Input || d.role == Role::Label) && d.argument >= 0;
+}
+
+bool isFloatType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// Stores `v` as element `i` of a dense `dtype` array: floats rounded to f32
+/// and then to the 16-bit types, integers truncated.
+void storeValue(DType dtype, uint8_t *data, int64_t i, double v) {
+  switch (dtype) {
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    std::memcpy(data + 4 * i, &f, 4);
+    return;
+  }
+  case DType::F16: {
+    uint16_t h = floatToHalfBits(static_cast<float>(v));
+    std::memcpy(data + 2 * i, &h, 2);
+    return;
+  }
+  case DType::BF16: {
+    uint16_t h = floatToBFloatBits(static_cast<float>(v));
+    std::memcpy(data + 2 * i, &h, 2);
+    return;
+  }
+  case DType::I32: {
+    int32_t x = static_cast<int32_t>(v);
+    std::memcpy(data + 4 * i, &x, 4);
+    return;
+  }
+  case DType::I64: {
+    int64_t x = static_cast<int64_t>(v);
+    std::memcpy(data + 8 * i, &x, 8);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+/// Normal variates from a 64-bit Mersenne Twister by Box-Muller, written out
+/// (as mw-eval does) because std::normal_distribution differs between
+/// standard libraries. Each variate takes two draws.
+class NormalGenerator {
+public:
+  explicit NormalGenerator(uint64_t seed) : rng(seed) {}
+  double next() {
+    double u1 = uniform01(), u2 = uniform01();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+private:
+  /// Uniform in (0, 1): the top 53 bits, centred in their interval.
+  double uniform01() {
+    return (static_cast<double>(rng() >> 11) + 0.5) *
+           (1.0 / 9007199254740992.0);
+  }
+  std::mt19937_64 rng;
+};
+
+/// The byte range [begin, end) `t` addresses; false when it has none.
+bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end) {
+  if (t.numElements() == 0 || !t.data)
+    return false;
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t span = (t.shape[d] - 1) * (t.strides.empty() ? 0 : t.strides[d]);
+    (span < 0 ? lo : hi) += span;
+  }
+  if (t.strides.empty())
+    hi = t.numElements() - 1;
+  int64_t size = static_cast<int64_t>(dtypeSize(t.dtype));
+  begin = reinterpret_cast<uintptr_t>(t.data) + lo * size;
+  end = reinterpret_cast<uintptr_t>(t.data) + (hi + 1) * size;
+  return true;
+}
+
+bool overlaps(const TensorRef &a, const TensorRef &b) {
+  uintptr_t ab, ae, bb, be;
+  return byteSpan(a, ab, ae) && byteSpan(b, bb, be) && ab < be && bb < ae;
+}
+
+bool sameView(const TensorRef &a, const TensorRef &b) {
+  return a.data == b.data && a.shape == b.shape && a.strides == b.strides;
+}
+
+/// The bytes of a view within its buffer, for the token-bound analysis (the
+/// plan was validated, so they fit in int64).
+struct Span {
+  bool inArena;
+  int persistent;
+  int64_t begin, end;
+};
+
+Span spanOf(const OperandDesc &o) {
+  Span s{o.inArena, o.persistent, 0, 0};
+  if (countOf(o.shape) == 0)
+    return s;
+  int64_t lo = o.offset, hi = o.offset;
+  for (size_t d = 0; d < o.shape.size(); ++d) {
+    int64_t span = static_cast<int64_t>(o.shape[d] - 1) * o.strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  int64_t size = dtypeSize(o.dtype);
+  int64_t base = o.inArena ? static_cast<int64_t>(o.arenaOffset) : 0;
+  s.begin = base + lo * size;
+  s.end = base + (hi + 1) * size;
+  return s;
+}
+
+bool spansOverlap(const Span &a, const Span &b) {
+  return a.inArena == b.inArena &&
+         (a.inArena || a.persistent == b.persistent) && a.begin < b.end &&
+         b.begin < a.end;
+}
+
+} // namespace
+
+namespace mwrt {
+
+class SessionImpl {
+public:
+  ~SessionImpl();
+
+  mwrt_status init(std::string_view device);
+  mwrt_status allocate(uint64_t bytes, uint64_t alignment, void *&ptr,
+                       const char *what);
+  void planCopies();
+  mwrt_status initializeDefaults();
+  std::optional<double> lossScaleValue(int p) const;
+  bool isAdamStep(int p) const;
+  int64_t tokenBound(int p) const;
+  void fillDefault(int p, NormalGenerator &weights, NormalGenerator &data,
+                   std::vector<uint8_t> &bytes) const;
+  mwrt_status checkTensor(const std::string &source, int p,
+                          const TensorData &t) const;
+  mwrt_status upload(int p, const void *bytes);
+  mwrt_status gather(const TensorRef &t, TensorData &out) const;
+  mwrt_status step();
+
+  std::shared_ptr<const Plan> plan;
+  SessionOptions options;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Executor> executor;
+
+  void *arena = nullptr, *persistBlock = nullptr, *staging = nullptr;
+  uint64_t persistBytes = 0, stagingBytes = 0, measured = 0;
+
+  std::vector<void *> persistData;
+  std::vector<TensorRef> persistRefs; ///< each persistent, row-major
+  std::vector<TensorRef> resultRefs;
+
+  struct CopyBack {
+    TensorRef src, dst, stage;
+    bool staged = false;
+  };
+  std::vector<CopyBack> copies;
+
+  std::optional<double> lastLoss;
+  uint64_t steps = 0;
+};
+
+SessionImpl::~SessionImpl() {
+  executor.reset();
+  if (backend)
+    for (void *p : {arena, persistBlock, staging})
+      if (p)
+        backend->release(p);
+}
+
+mwrt_status SessionImpl::allocate(uint64_t bytes, uint64_t alignment,
+                                  void *&ptr, const char *what) {
+  if (backend->allocate(bytes, alignment, ptr) != MWRT_OK)
+    return setError(MWRT_INTERNAL, std::string("cannot allocate the ") + what +
+                                       " (" + std::to_string(bytes) +
+                                       " bytes): " + mwrt_last_error());
+  measured += bytes;
+  return MWRT_OK;
+}
+
+mwrt_status SessionImpl::init(std::string_view device) {
+  if (mwrt_status st = createBackend(device, options, backend))
+    return st;
+  const Plan &p = *plan;
+  uint64_t arenaAlign =
+      std::max<uint64_t>(p.arenaAlignment(), kBufferAlignment);
+  if (mwrt_status st = allocate(p.arenaSize(), arenaAlign, arena, "arena"))
+    return st;
+
+  std::vector<uint64_t> offsets;
+  for (const PersistentDesc &d : p.persistents()) {
+    offsets.push_back(persistBytes);
+    persistBytes += alignUp(d.bytes, kBufferAlignment);
+  }
+  if (mwrt_status st = allocate(persistBytes, kBufferAlignment, persistBlock,
+                                "persistent buffers"))
+    return st;
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
+    const PersistentDesc &d = p.persistents()[i];
+    void *base = persistBlock
+                     ? static_cast<uint8_t *>(persistBlock) + offsets[i]
+                     : nullptr;
+    persistData.push_back(base);
+    persistRefs.emplace_back(d.dtype, d.shape, d.bytes ? base : nullptr,
+                             rowMajor(d.shape));
+  }
+
+  executor = std::make_unique<Executor>(p, *backend, arena, persistData);
+  for (const ResultDesc &r : p.results())
+    resultRefs.push_back(executor->bind(r.value));
+  planCopies();
+  if (stagingBytes) {
+    if (mwrt_status st =
+            allocate(stagingBytes, kBufferAlignment, staging, "staging"))
+      return st;
+    uint64_t offset = 0;
+    for (CopyBack &c : copies) {
+      if (!c.staged)
+        continue;
+      c.stage.data = static_cast<uint8_t *>(staging) + offset;
+      offset += alignUp(static_cast<uint64_t>(c.src.numElements()) *
+                            dtypeSize(c.src.dtype),
+                        kBufferAlignment);
+    }
+  }
+  return initializeDefaults();
+}
+
+void SessionImpl::planCopies() {
+  const Plan &p = *plan;
+  for (size_t r = 0; r < p.results().size(); ++r) {
+    int target = p.findPersistent(p.results()[r].name);
+    if (target < 0)
+      continue;
+    if (!isState(p.persistents()[target]))
+      continue;
+    const TensorRef &src = resultRefs[r], &dst = persistRefs[target];
+    if (src.numElements() == 0 || sameView(src, dst))
+      continue; // updated in place, the usual case
+    CopyBack c;
+    c.src = src;
+    c.dst = dst;
+    copies.push_back(std::move(c));
+  }
+  // A source that another copy (or its own) would overwrite before it is
+  // read goes through staging first.
+  for (CopyBack &c : copies) {
+    for (const CopyBack &other : copies)
+      c.staged |= overlaps(c.src, other.dst);
+    if (!c.staged)
+      continue;
+    c.stage =
+        TensorRef(c.src.dtype, c.src.shape, nullptr, rowMajor(c.src.shape));
+    stagingBytes += alignUp(static_cast<uint64_t>(c.src.numElements()) *
+                                dtypeSize(c.src.dtype),
+                            kBufferAlignment);
+  }
+}
+
+std::optional<double> SessionImpl::lossScaleValue(int p) const {
+  // DeepSpeed's initial dynamic loss-scaling state, as mw-eval has it: by
+  // use in mw.loss_scale_update (scale, iter, last_overflow, cur_hysteresis)
+  // first, then by the names --mw-autodiff gives the state.
+  for (const KernelDesc &k : plan->kernels()) {
+    if (k.kind != OpKind::LossScaleUpdate || k.ins.size() != 5)
+      continue;
+    for (size_t j = 1; j < 5; ++j) {
+      if (k.ins[j].inArena || k.ins[j].persistent != p)
+        continue;
+      switch (j) {
+      case 1:
+        return 65536.0;
+      case 2:
+        return 0.0;
+      case 3:
+        return -1.0;
+      default: {
+        const AttrValue *h = k.attrs.find("hysteresis");
+        if (h && std::holds_alternative<int64_t>(*h))
+          return static_cast<double>(std::get<int64_t>(*h));
+        if (h && std::holds_alternative<double>(*h))
+          return std::get<double>(*h);
+        return 2.0;
+      }
+      }
+    }
+  }
+  const std::string &name = plan->persistents()[p].name;
+  if (name == "loss_scale.scale")
+    return 65536.0;
+  if (name == "loss_scale.iter")
+    return 0.0;
+  if (name == "loss_scale.last_overflow")
+    return -1.0;
+  if (name == "loss_scale.hysteresis")
+    return 2.0;
+  return std::nullopt;
+}
+
+bool SessionImpl::isAdamStep(int p) const {
+  for (const KernelDesc &k : plan->kernels())
+    if (k.kind == OpKind::AdamW && k.ins.size() == 5 && !k.ins[4].inArena &&
+        k.ins[4].persistent == p)
+      return true;
+  return false;
+}
+
+int64_t SessionImpl::tokenBound(int p) const {
+  // Follow the persistent's values through data-movement kernels (which
+  // copy indices unchanged) to the kernels that bound them. A region stops
+  // carrying them once a kernel overwrites it.
+  std::vector<Span> carriers;
+  const PersistentDesc &pd = plan->persistents()[p];
+  carriers.push_back({false, p, 0, static_cast<int64_t>(pd.bytes)});
+  auto reads = [&](const std::vector<OperandDesc> &list, size_t i) {
+    if (i >= list.size())
+      return false;
+    Span s = spanOf(list[i]);
+    for (const Span &c : carriers)
+      if (spansOverlap(s, c))
+        return true;
+    return false;
+  };
+  int64_t bound = -1;
+  auto consider = [&](int64_t v) {
+    if (v >= 0 && (bound < 0 || v < bound))
+      bound = v;
+  };
+  for (const KernelDesc &k : plan->kernels()) {
+    switch (k.kind) {
+    case OpKind::Embedding:
+      if (reads(k.ins, 1) && !k.ins[0].shape.empty())
+        consider(k.ins[0].shape[0]);
+      break;
+    case OpKind::EmbeddingGrad:
+      if (reads(k.ins, 0) && !k.outs.empty() && !k.outs[0].shape.empty())
+        consider(k.outs[0].shape[0]);
+      break;
+    case OpKind::CrossEntropy:
+    case OpKind::CrossEntropyGrad:
+      if (reads(k.ins, 1) && !k.ins[0].shape.empty())
+        consider(k.ins[0].shape.back());
+      break;
+    default:
+      break;
+    }
+    bool moves = false;
+    switch (k.kind) {
+    case OpKind::Reshape:
+    case OpKind::Transpose:
+    case OpKind::Slice:
+    case OpKind::BroadcastTo:
+    case OpKind::Concat:
+    case OpKind::Cast:
+      for (size_t i = 0; i < k.ins.size(); ++i)
+        moves |= reads(k.ins, i);
+      break;
+    default:
+      break;
+    }
+    for (const OperandDesc &out : k.outs) {
+      Span s = spanOf(out);
+      carriers.erase(
+          std::remove_if(carriers.begin(), carriers.end(),
+                         [&](const Span &c) { return spansOverlap(s, c); }),
+          carriers.end());
+    }
+    if (moves)
+      for (const OperandDesc &out : k.outs)
+        carriers.push_back(spanOf(out));
+  }
+  return bound < 0 ? 2 : bound;
+}
+
+void SessionImpl::fillDefault(int p, NormalGenerator &weights,
+                              NormalGenerator &data,
+                              std::vector<uint8_t> &bytes) const {
+  const PersistentDesc &d = plan->persistents()[p];
+  bytes.assign(d.bytes, 0);
+  int64_t n = countOf(d.shape);
+  if (n == 0)
+    return;
+  if (std::optional<double> v = lossScaleValue(p)) {
+    for (int64_t i = 0; i < n; ++i)
+      storeValue(d.dtype, bytes.data(), i, *v);
+    return;
+  }
+  if (isAdamStep(p)) {
+    for (int64_t i = 0; i < n; ++i)
+      storeValue(d.dtype, bytes.data(), i, 1.0);
+    return;
+  }
+  bool isFloat = isFloatType(d.dtype);
+  switch (d.role) {
+  case Role::Param:
+    if (!isFloat || endsWith(d.name, "bias"))
+      return; // zeros
+    if (d.shape.size() == 1 && endsWith(d.name, "weight")) {
+      for (int64_t i = 0; i < n; ++i)
+        storeValue(d.dtype, bytes.data(), i, 1.0);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      storeValue(d.dtype, bytes.data(), i, 0.02 * weights.next());
+    return;
+  case Role::Input:
+  case Role::Label: {
+    if (isFloat) {
+      for (int64_t i = 0; i < n; ++i)
+        storeValue(d.dtype, bytes.data(), i, data.next());
+      return;
+    }
+    // A learnable sequence: row b is b*7, b*7+1, ... modulo V, and labels
+    // are the next token.
+    int64_t vocab = tokenBound(p);
+    if (vocab <= 0)
+      return;
+    int64_t cols = d.shape.empty() ? 1 : d.shape.back();
+    int64_t shift = d.role == Role::Label ? 1 : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t b = i / cols, t = i % cols;
+      storeValue(d.dtype, bytes.data(), i,
+                 static_cast<double>((b * 7 + t + shift) % vocab));
+    }
+    return;
+  }
+  default:
+    return; // optimizer state, gradients, outputs: zeros
+  }
+}
+
+mwrt_status SessionImpl::initializeDefaults() {
+  NormalGenerator weights(options.seed);
+  NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
+  std::vector<uint8_t> bytes;
+  for (size_t p = 0; p < plan->persistents().size(); ++p) {
+    fillDefault(static_cast<int>(p), weights, data, bytes);
+    if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
+      return st;
+  }
+  return MWRT_OK;
+}
+
+mwrt_status SessionImpl::upload(int p, const void *bytes) {
+  const PersistentDesc &d = plan->persistents()[p];
+  if (d.bytes == 0)
+    return MWRT_OK;
+  return backend->upload(persistData[p], bytes, d.bytes);
+}
+
+mwrt_status SessionImpl::checkTensor(const std::string &source, int p,
+                                     const TensorData &t) const {
+  const PersistentDesc &d = plan->persistents()[p];
+  if (t.dtype == d.dtype && t.shape == d.shape)
+    return MWRT_OK;
+  return setError(MWRT_INVALID_ARGUMENT,
+                  source + ": tensor '" + d.name + "' is " +
+                      typeText(t.dtype, t.shape) + ", but the plan's " +
+                      roleName(d.role) + " '" + d.name + "' is " +
+                      typeText(d.dtype, d.shape));
+}
+
+mwrt_status SessionImpl::gather(const TensorRef &t, TensorData &out) const {
+  TensorData result;
+  result.dtype = t.dtype;
+  result.shape = t.shape;
+  size_t elemSize = dtypeSize(t.dtype);
+  result.bytes.assign(static_cast<size_t>(t.numElements()) * elemSize, 0);
+  if (!result.bytes.empty()) {
+    if (t.isContiguous()) {
+      if (mwrt_status st = backend->download(result.bytes.data(), t.data,
+                                             result.bytes.size()))
+        return st;
+    } else {
+      // Download the bytes the view spans, then gather on the host.
+      uintptr_t begin, end;
+      byteSpan(t, begin, end);
+      std::vector<uint8_t> span(end - begin);
+      if (mwrt_status st = backend->download(
+              span.data(), reinterpret_cast<const void *>(begin), span.size()))
+        return st;
+      TensorRef host = t;
+      host.data = span.data() + (reinterpret_cast<uintptr_t>(t.data) - begin);
+      copyHostTensor(
+          TensorRef(t.dtype, t.shape, result.bytes.data(), rowMajor(t.shape)),
+          host);
+    }
+  }
+  out = std::move(result);
+  return MWRT_OK;
+}
+
+mwrt_status SessionImpl::step() {
+  uint64_t number = steps + 1;
+  if (mwrt_status st = executor->run(number))
+    return st;
+  int lossIndex = plan->lossResult();
+  if (lossIndex >= 0) {
+    const TensorRef &ref = resultRefs[lossIndex];
+    uint8_t raw[4] = {0, 0, 0, 0};
+    if (mwrt_status st = backend->download(raw, ref.data, dtypeSize(ref.dtype)))
+      return st;
+    double value;
+    if (ref.dtype == DType::F32) {
+      float f;
+      std::memcpy(&f, raw, 4);
+      value = f;
+    } else {
+      uint16_t h;
+      std::memcpy(&h, raw, 2);
+      value =
+          ref.dtype == DType::F16 ? halfBitsToFloat(h) : bfloatBitsToFloat(h);
+    }
+    lastLoss = value;
+    if (options.checkLoss && !std::isfinite(value))
+      return setError(MWRT_INVALID_ARGUMENT,
+                      "step " + std::to_string(number) + ": the loss ('" +
+                          plan->results()[lossIndex].name + "') is " +
+                          (std::isnan(value) ? "NaN" : "infinite") +
+                          "; stopping");
+  }
+  for (CopyBack &c : copies)
+    if (c.staged)
+      if (mwrt_status st = backend->copy(c.stage, c.src))
+        return st;
+  for (CopyBack &c : copies)
+    if (mwrt_status st = backend->copy(c.dst, c.staged ? c.stage : c.src))
+      return st;
+  if (mwrt_status st = backend->synchronize())
+    return st;
+  steps = number;
+  return MWRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+Session::Session() : impl(std::make_unique<SessionImpl>()) {}
+Session::~Session() = default;
+
+const Plan &Session::plan() const { return *impl->plan; }
+
+mwrt_status Session::create(std::shared_ptr<const Plan> plan,
+                            std::string_view device,
+                            const SessionOptions &options,
+                            std::unique_ptr<Session> &session) {
+  if (!plan)
+    return setError(MWRT_INVALID_ARGUMENT, "no plan");
+  std::unique_ptr<Session> s(new Session());
+  s->impl->plan = std::move(plan);
+  s->impl->options = options;
+  if (mwrt_status st = s->impl->init(device))
+    return st;
+  session = std::move(s);
+  return MWRT_OK;
+}
+
+/// Reads a safetensors file, telling a missing file (MWRT_NOT_FOUND) from a
+/// bad one.
+static mwrt_status readFile(const std::string &path, SafeTensors &file) {
+  std::string error;
+  if (readSafeTensors(path, file, error))
+    return MWRT_OK;
+  return setError(::access(path.c_str(), F_OK) != 0 ? MWRT_NOT_FOUND
+                                                    : MWRT_INVALID_ARGUMENT,
+                  error);
+}
+
+mwrt_status Session::loadWeights(const std::string &path,
+                                 std::vector<std::string> *missingState) {
+  SafeTensors file;
+  if (mwrt_status st = readFile(path, file))
+    return st;
+  const Plan &p = *impl->plan;
+  std::vector<std::pair<int, const TensorData *>> bind;
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
+    const PersistentDesc &d = p.persistents()[i];
+    if (!isState(d))
+      continue;
+    const TensorData *t = file.find(d.name);
+    if (!t) {
+      if (d.role == Role::Param)
+        return setError(MWRT_NOT_FOUND, path + ": no tensor '" + d.name +
+                                            "' for the plan's param '" +
+                                            d.name + "' (" +
+                                            typeText(d.dtype, d.shape) + ")");
+      missing.push_back(d.name);
+      continue;
+    }
+    if (mwrt_status st = impl->checkTensor(path, static_cast<int>(i), *t))
+      return st;
+    bind.push_back({static_cast<int>(i), t});
+  }
+  for (auto [index, t] : bind)
+    if (mwrt_status st = impl->upload(index, t->bytes.data()))
+      return st;
+  if (missingState)
+    *missingState = std::move(missing);
+  return MWRT_OK;
+}
+
+mwrt_status Session::loadInputs(const std::string &path) {
+  SafeTensors file;
+  if (mwrt_status st = readFile(path, file))
+    return st;
+  const Plan &p = *impl->plan;
+  std::vector<std::pair<int, const TensorData *>> bind;
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
+    const PersistentDesc &d = p.persistents()[i];
+    const TensorData *t = file.find(d.name);
+    if (!t) {
+      if (isData(d))
+        return setError(MWRT_NOT_FOUND,
+                        path + ": no tensor '" + d.name + "' for the plan's " +
+                            roleName(d.role) + " '" + d.name + "' (" +
+                            typeText(d.dtype, d.shape) + ")");
+      continue;
+    }
+    if (mwrt_status st = impl->checkTensor(path, static_cast<int>(i), *t))
+      return st;
+    bind.push_back({static_cast<int>(i), t});
+  }
+  for (auto [index, t] : bind)
+    if (mwrt_status st = impl->upload(index, t->bytes.data()))
+      return st;
+  return MWRT_OK;
+}
+
+mwrt_status Session::setTensor(std::string_view name, DType dtype,
+                               const std::vector<int64_t> &shape,
+                               const void *bytes, size_t size) {
+  int p = impl->plan->findPersistent(name);
+  if (p < 0)
+    return setError(MWRT_NOT_FOUND,
+                    "set tensor: the plan has no persistent named '" +
+                        std::string(name) + "'");
+  const PersistentDesc &d = impl->plan->persistents()[p];
+  TensorData probe;
+  probe.dtype = dtype;
+  probe.shape = shape;
+  if (mwrt_status st = impl->checkTensor("set tensor", p, probe))
+    return st;
+  if (size != d.bytes)
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "set tensor: '" + d.name + "' (" +
+                        typeText(d.dtype, d.shape) + ") takes " +
+                        std::to_string(d.bytes) + " bytes, got " +
+                        std::to_string(size));
+  if (size && !bytes)
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "set tensor: no data for '" + d.name + "'");
+  return impl->upload(p, bytes);
+}
+
+mwrt_status Session::setTensor(std::string_view name,
+                               const TensorData &tensor) {
+  return setTensor(name, tensor.dtype, tensor.shape, tensor.bytes.data(),
+                   tensor.bytes.size());
+}
+
+mwrt_status Session::step() { return impl->step(); }
+
+mwrt_status Session::loss(double &value) const {
+  if (impl->plan->lossResult() < 0)
+    return setError(MWRT_NOT_FOUND, "the plan has no loss");
+  if (!impl->lastLoss)
+    return setError(MWRT_NOT_FOUND, "no step has run yet");
+  value = *impl->lastLoss;
+  return MWRT_OK;
+}
+
+mwrt_status Session::readResult(std::string_view name, TensorData &out) const {
+  int r = impl->plan->findResult(name);
+  if (r < 0)
+    return setError(MWRT_NOT_FOUND,
+                    "the plan has no result named '" + std::string(name) + "'");
+  return impl->gather(impl->resultRefs[r], out);
+}
+
+mwrt_status Session::readPersistent(std::string_view name,
+                                    TensorData &out) const {
+  int p = impl->plan->findPersistent(name);
+  if (p < 0)
+    return setError(MWRT_NOT_FOUND, "the plan has no persistent named '" +
+                                        std::string(name) + "'");
+  return impl->gather(impl->persistRefs[p], out);
+}
+
+mwrt_status Session::collectWeights(SafeTensors &out) const {
+  SafeTensors result;
+  for (const PersistentDesc &d : impl->plan->persistents()) {
+    if (!isState(d))
+      continue;
+    TensorData t;
+    if (mwrt_status st = readPersistent(d.name, t))
+      return st;
+    std::string error;
+    if (!result.add(d.name, std::move(t), error))
+      return setError(MWRT_INTERNAL, error);
+  }
+  out = std::move(result);
+  return MWRT_OK;
+}
+
+mwrt_status Session::saveWeights(const std::string &path) const {
+  SafeTensors weights;
+  if (mwrt_status st = collectWeights(weights))
+    return st;
+  std::string error;
+  if (!writeSafeTensors(path, weights, error))
+    return setError(MWRT_INVALID_ARGUMENT, error);
+  return MWRT_OK;
+}
+
+SessionStats Session::stats() const {
+  SessionStats s;
+  s.arenaBytes = impl->plan->arenaSize();
+  s.persistentBytes = impl->persistBytes;
+  s.workspaceBytes = impl->stagingBytes;
+  s.plannedPeakBytes = s.arenaBytes + s.persistentBytes + s.workspaceBytes;
+  s.measuredPeakBytes = impl->measured;
+  s.lowerBoundBytes = impl->plan->lowerBound();
+  s.steps = impl->steps;
+  return s;
+}
+
+} // namespace mwrt

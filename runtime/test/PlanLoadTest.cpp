@@ -1,0 +1,374 @@
+//===- PlanLoadTest.cpp - Reading and rejecting .mwplan files -------------===//
+//
+// Plans built by hand with flatbuffers' builder: a valid one decodes field
+// by field; each kind of damage (truncation, identifier, version, an arena
+// or persistent view out of bounds, an unknown op or dtype, inconsistent
+// strides, clashing names) is rejected at load with a message naming the
+// kernel, op and operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTestHelpers.h"
+
+#include "mwrt/mwrt.h"
+#include "mwrt/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace mwrt::test {
+
+namespace {
+
+/// Loads `bytes`; returns the status and leaves the message in `error`.
+mwrt_status parse(const std::vector<uint8_t> &bytes, std::string &error,
+                  std::shared_ptr<const Plan> *out = nullptr) {
+  std::shared_ptr<const Plan> plan;
+  mwrt_status st = Plan::parse(bytes.data(), bytes.size(), plan, "t.mwplan");
+  error = st == MWRT_OK ? "" : mwrt_last_error();
+  if (out)
+    *out = plan;
+  return st;
+}
+
+std::string rejection(const PlanBuilder &b) {
+  std::string error;
+  EXPECT_EQ(parse(b.finish(), error), MWRT_INVALID_ARGUMENT);
+  return error;
+}
+
+} // namespace
+
+TEST(PlanLoad, DecodesEveryField) {
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(denseReluPlan().finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->function(), "dense");
+  EXPECT_EQ(plan->arenaSize(), 128u);
+  EXPECT_EQ(plan->arenaAlignment(), 64u);
+  EXPECT_EQ(plan->lowerBound(), 32u);
+  ASSERT_EQ(plan->persistents().size(), 4u);
+  const PersistentDesc &w = plan->persistents()[1];
+  EXPECT_EQ(w.name, "fc.weight");
+  EXPECT_EQ(w.dtype, mwrt::DType::F32);
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(w.role, mwrt::Role::Param);
+  EXPECT_EQ(w.argument, 1);
+  EXPECT_EQ(w.bytes, 24u);
+  EXPECT_EQ(plan->persistents()[3].argument, -1);
+  ASSERT_EQ(plan->kernels().size(), 4u);
+  const KernelDesc &add = plan->kernels()[2];
+  EXPECT_EQ(add.kind, OpKind::Add);
+  EXPECT_EQ(add.loc, "dense.py:3");
+  ASSERT_EQ(add.ins.size(), 2u);
+  EXPECT_TRUE(add.ins[0].inArena);
+  EXPECT_FALSE(add.ins[1].inArena);
+  EXPECT_EQ(add.ins[1].persistent, 2);
+  EXPECT_EQ(add.outs[0].arenaOffset, 64u);
+  EXPECT_EQ(add.outs[0].strides, (std::vector<int64_t>{2, 1}));
+  const AttrValue *axes = plan->kernels()[3].attrs.find("axes");
+  ASSERT_TRUE(axes);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(*axes),
+            (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(plan->results().size(), 2u);
+  EXPECT_EQ(plan->lossResult(), 1);
+  EXPECT_EQ(plan->describeKernel(0), "kernel 0 ('mw.matmul' at dense.py:1)");
+}
+
+TEST(PlanLoad, MissingStridesMeanRowMajor) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].outs[0].strides.clear();
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->kernels()[0].outs[0].strides, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(PlanLoad, LossIsTheScalarOutputWhenNoneIsNamedLoss) {
+  PlanBuilder b = denseReluPlan();
+  b.results[1].name = "objective";
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->lossResult(), 1); // "y" is an output but not a scalar
+  b.results[1].role = Role::None;
+  ASSERT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->lossResult(), -1);
+}
+
+TEST(PlanLoad, RejectsWrongVersion) {
+  PlanBuilder b = denseReluPlan();
+  b.version = 2;
+  EXPECT_EQ(rejection(b), "t.mwplan: plan version 2, this runtime reads 1");
+}
+
+TEST(PlanLoad, RejectsTruncatedFile) {
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  std::string error;
+  std::vector<uint8_t> half(bytes.begin(), bytes.begin() + bytes.size() / 2);
+  EXPECT_EQ(parse(half, error), MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(error, "t.mwplan: corrupt or truncated plan");
+  std::vector<uint8_t> tiny(bytes.begin(), bytes.begin() + 5);
+  EXPECT_EQ(parse(tiny, error), MWRT_INVALID_ARGUMENT);
+  EXPECT_EQ(error, "t.mwplan: truncated: 5 bytes, not a .mwplan file");
+  EXPECT_EQ(parse({}, error), MWRT_INVALID_ARGUMENT);
+}
+
+TEST(PlanLoad, RejectsWrongIdentifier) {
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  bytes[4] = 'X';
+  bytes[5] = 'Y';
+  bytes[6] = 0x01;
+  std::string error;
+  EXPECT_EQ(parse(bytes, error), MWRT_INVALID_ARGUMENT);
+  EXPECT_EQ(error, "t.mwplan: not a .mwplan file (identifier 'XY\\x01L', "
+                   "expected 'MWPL')");
+}
+
+TEST(PlanLoad, RejectsGarbageWithTheIdentifier) {
+  std::vector<uint8_t> bytes(256);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 131 + 7);
+  bytes[0] = 0xf0; // a root offset far outside the buffer
+  bytes[1] = 0xff;
+  std::memcpy(bytes.data() + 4, "MWPL", 4);
+  std::string error;
+  EXPECT_EQ(parse(bytes, error), MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(error, "corrupt or truncated plan");
+}
+
+TEST(PlanLoad, EveryTruncationIsRejectedCleanly) {
+  // Whatever the cut, loading reports an error and never reads past it;
+  // only the builder's final alignment padding may go unnoticed.
+  std::vector<uint8_t> bytes = adamPlan().finish();
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + n);
+    std::string error;
+    std::shared_ptr<const Plan> plan;
+    if (parse(cut, error, &plan) == MWRT_OK) {
+      EXPECT_GE(n + 8, bytes.size()) << n;
+      EXPECT_EQ(plan->kernels().size(), 6u);
+    }
+  }
+}
+
+TEST(PlanLoad, RejectsArenaOffsetOutOfRange) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].outs[0].arenaOffset = 1000;
+  EXPECT_EQ(rejection(b),
+            "t.mwplan: kernel 0 ('mw.matmul' at dense.py:1): result #0: "
+            "arena view at offset 1000 covers bytes [1000, 1016), outside "
+            "the arena of 128 bytes");
+  // One byte too far.
+  b = denseReluPlan();
+  b.kernels[2].outs[0].arenaOffset = 116;
+  EXPECT_CONTAINS(rejection(b), "kernel 2 ('mw.add' at dense.py:3): "
+                                "result #0: arena view at offset 116 "
+                                "covers bytes [116, 132)");
+}
+
+TEST(PlanLoad, RejectsStridedViewLeavingTheArena) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[1].ins[0].strides = {100, 1};
+  EXPECT_CONTAINS(rejection(b),
+                  "kernel 1 ('mw.relu' at dense.py:2): operand #0: "
+                  "arena view at offset 0 covers bytes [0, 408)");
+  b = denseReluPlan();
+  b.kernels[1].ins[0].offset = -1;
+  EXPECT_CONTAINS(rejection(b), "covers bytes [-4, 12)");
+  // Negative strides are fine when every element stays inside.
+  b = denseReluPlan();
+  b.kernels[1].ins[0].strides = {-2, 1};
+  b.kernels[1].ins[0].offset = 2;
+  b.kernels[1].outs[0].arenaOffset = 16;
+  std::string error;
+  EXPECT_EQ(parse(b.finish(), error), MWRT_OK) << error;
+}
+
+TEST(PlanLoad, RejectsMisalignedArenaOffset) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].outs[0].arenaOffset = 2;
+  EXPECT_CONTAINS(rejection(b),
+                  "result #0: arena offset 2 is not a multiple of the "
+                  "element size 4");
+}
+
+TEST(PlanLoad, RejectsPersistentIndexOutOfRange) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].ins[1].persistent = 9;
+  EXPECT_EQ(rejection(b),
+            "t.mwplan: kernel 0 ('mw.matmul' at dense.py:1): operand #1: "
+            "persistent index 9 out of range (the plan has 4 persistents)");
+  b = denseReluPlan();
+  b.results[1].value.persistent = -1;
+  EXPECT_CONTAINS(rejection(b), "result 1 ('loss'): persistent index "
+                                "-1 out of range");
+}
+
+TEST(PlanLoad, RejectsViewOutsideItsPersistent) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].ins[0].offset = 1;
+  EXPECT_EQ(rejection(b),
+            "t.mwplan: kernel 0 ('mw.matmul' at dense.py:1): operand #0: "
+            "view covers elements [1, 6] of persistent 'x', which has 6");
+}
+
+TEST(PlanLoad, RejectsPersistentViewOfAnotherDtype) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[0].ins[0].dtype = DType::I32;
+  EXPECT_CONTAINS(rejection(b), "operand #0: has dtype I32 but "
+                                "persistent 'x' is F32");
+}
+
+TEST(PlanLoad, RejectsUnknownOp) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[1].op = "mw.frobnicate";
+  EXPECT_EQ(rejection(b),
+            "t.mwplan: kernel 1: unknown op 'mw.frobnicate' at dense.py:2");
+}
+
+TEST(PlanLoad, RejectsUnknownEnums) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[3].outs[0].dtype = static_cast<DType>(9);
+  EXPECT_CONTAINS(rejection(b), "kernel 3 ('mw.reduce_sum' at "
+                                "dense.py:4): result #0: unknown "
+                                "dtype 9");
+  b = denseReluPlan();
+  b.persistents[0].dtype = static_cast<DType>(-3);
+  EXPECT_EQ(rejection(b), "t.mwplan: persistent 0 ('x'): unknown dtype -3");
+  b = denseReluPlan();
+  b.persistents[0].role = static_cast<Role>(42);
+  EXPECT_EQ(rejection(b), "t.mwplan: persistent 0 ('x'): unknown role 42");
+  b = denseReluPlan();
+  b.kernels[0].ins[0].space = static_cast<mwplan::Space>(7);
+  EXPECT_CONTAINS(rejection(b), "operand #0: unknown space 7");
+  b = denseReluPlan();
+  b.kernels[3].attrs[0].kind = static_cast<mwplan::AttrKind>(12);
+  EXPECT_CONTAINS(rejection(b), "attribute 'axes' has unknown kind 12");
+}
+
+TEST(PlanLoad, RejectsInconsistentShapes) {
+  PlanBuilder b = denseReluPlan();
+  b.kernels[2].ins[0].strides = {2, 1, 1};
+  EXPECT_CONTAINS(rejection(b), "kernel 2 ('mw.add' at dense.py:3): "
+                                "operand #0: has 3 strides for shape "
+                                "[2, 2]");
+  b = denseReluPlan();
+  b.kernels[2].ins[0].shape = {2, -2};
+  EXPECT_CONTAINS(rejection(b), "shape [2, -2] has a negative");
+  b = denseReluPlan();
+  b.persistents[1].shape = {int64_t(1) << 40, int64_t(1) << 30};
+  EXPECT_CONTAINS(rejection(b), "persistent 1 ('fc.weight'): shape "
+                                "[1099511627776, 1073741824] is too "
+                                "large");
+}
+
+TEST(PlanLoad, RejectsPersistentsTooLargeTogether) {
+  PlanBuilder b;
+  for (int i = 0; i < 100; ++i)
+    b.addPersistent("p" + std::to_string(i), DType::F32, {int64_t(1) << 48},
+                    Role::Param, i);
+  EXPECT_EQ(rejection(b), "t.mwplan: persistent 64 ('p64'): the persistents "
+                          "up to this one take more than 2^56 bytes");
+}
+
+TEST(PlanLoad, RejectsDuplicateNames) {
+  PlanBuilder b = denseReluPlan();
+  b.persistents[2].name = "fc.weight";
+  EXPECT_CONTAINS(rejection(b), "persistent 2 ('fc.weight'): the name "
+                                "is also persistent 1's");
+  b = denseReluPlan();
+  b.results[0].name = "loss";
+  EXPECT_CONTAINS(rejection(b), "result 1 ('loss'): another result "
+                                "has the same name");
+  b = denseReluPlan();
+  b.kernels[3].attrs.push_back(intsAttr("axes", {0}));
+  EXPECT_CONTAINS(rejection(b), "attribute 'axes' appears twice");
+}
+
+TEST(PlanLoad, NamesMustBePrintableUtf8) {
+  PlanBuilder b = denseReluPlan();
+  b.persistents[2].name = "fc.\xff";
+  EXPECT_EQ(rejection(b), "t.mwplan: persistent 2 has a name that is not "
+                          "printable UTF-8: 'fc.\\xff'");
+  b = denseReluPlan();
+  b.results[0].name = "y\n";
+  EXPECT_CONTAINS(rejection(b), "result 0 has a name that is not printable "
+                                "UTF-8: 'y\\x0a'");
+  // Unknown ops and locations are shown escaped, UTF-8 kept.
+  b = denseReluPlan();
+  b.kernels[1].op = "mw.\x01";
+  b.kernels[1].loc = "caf\xc3\xa9.py:\x80";
+  EXPECT_EQ(rejection(b), "t.mwplan: kernel 1: unknown op 'mw.\\x01' at "
+                          "caf\xc3\xa9.py:\\x80");
+}
+
+TEST(PlanLoad, ParsesAMisalignedBuffer) {
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  std::vector<uint8_t> shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(Plan::parse(shifted.data() + 1, bytes.size(), plan), MWRT_OK)
+      << mwrt_last_error();
+  EXPECT_EQ(plan->persistents()[1].shape, (std::vector<int64_t>{3, 2}));
+}
+
+TEST(PlanLoad, RejectsResultThatDoesNotFitItsParam) {
+  PlanBuilder b = adamPlan();
+  b.results[1].value = arena(0, {2});
+  EXPECT_CONTAINS(rejection(b),
+                  "result 1 ('w'): its value is F32 [2] but it updates "
+                  "persistent 'w', which is F32 [3]");
+}
+
+TEST(PlanLoad, RejectsBadArenaAlignment) {
+  PlanBuilder b = denseReluPlan();
+  b.arenaAlignment = 48;
+  EXPECT_CONTAINS(rejection(b), "arena_alignment 48 is not a power of "
+                                "two");
+}
+
+TEST(PlanLoad, FileErrors) {
+  std::shared_ptr<const Plan> plan;
+  std::string missing = tempPath("missing.mwplan");
+  EXPECT_EQ(Plan::load(missing, plan), MWRT_NOT_FOUND);
+  EXPECT_EQ(std::string(mwrt_last_error()),
+            missing + ": cannot open: No such file or directory");
+
+  std::string path = tempPath("dense.mwplan");
+  writeFile(path, denseReluPlan().finish());
+  ASSERT_EQ(Plan::load(path, plan), MWRT_OK) << mwrt_last_error();
+  EXPECT_EQ(plan->source(), path);
+
+  PlanBuilder b = denseReluPlan();
+  b.version = 7;
+  writeFile(path, b.finish());
+  EXPECT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(mwrt_last_error()),
+            path + ": plan version 7, this runtime reads 1");
+}
+
+TEST(PlanLoad, CApi) {
+  mwrt_plan *plan = nullptr;
+  EXPECT_EQ(mwrt_plan_load(tempPath("none.mwplan").c_str(), &plan),
+            MWRT_NOT_FOUND);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(mwrt_plan_load(nullptr, &plan), MWRT_INVALID_ARGUMENT);
+  EXPECT_STREQ(mwrt_last_error(), "path is null");
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  ASSERT_EQ(mwrt_plan_load_memory(bytes.data(), bytes.size(), &plan), MWRT_OK)
+      << mwrt_last_error();
+  EXPECT_STREQ(mwrt_plan_function(plan), "dense");
+  mwrt_plan_free(plan);
+  bytes[4] = 'Z';
+  plan = nullptr;
+  EXPECT_EQ(mwrt_plan_load_memory(bytes.data(), bytes.size(), &plan),
+            MWRT_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_CONTAINS(std::string(mwrt_last_error()),
+                  "<memory>: not a .mwplan file");
+  mwrt_plan_free(nullptr);
+}
+
+} // namespace mwrt::test

@@ -1,0 +1,321 @@
+//===- PlanTestHelpers.h - Hand-built plans for the runtime's tests -------===//
+//
+// Shared by PlanLoadTest, RunSessionTest and RunToolTest: a PlanBuilder that
+// collects persistents, kernels and results as plain structs (so a test can
+// corrupt one field) and serializes them with flatbuffers' builder exactly as
+// mw-translate would, plus small file helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MWRT_TEST_PLANTESTHELPERS_H
+#define MWRT_TEST_PLANTESTHELPERS_H
+
+#include "mwrt/plan.h"
+
+#include <flatbuffers/flatbuffers.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+/// Expects `text` (a string) to contain `part`, printing both otherwise.
+#define EXPECT_CONTAINS(text, part)                                            \
+  EXPECT_PRED_FORMAT2(::mwrt::test::assertContains, text, part)
+
+namespace mwrt::test {
+
+inline ::testing::AssertionResult assertContains(const char *textExpr,
+                                                 const char *partExpr,
+                                                 const std::string &text,
+                                                 const std::string &part) {
+  if (text.find(part) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << textExpr << " does not contain " << partExpr << "\n  text: " << text
+         << "\n  part: " << part;
+}
+
+using mwplan::DType;
+using mwplan::Role;
+
+struct OperandSpec {
+  mwplan::Space space = mwplan::Space::Arena;
+  uint64_t arenaOffset = 0;
+  int persistent = -1;
+  int64_t offset = 0;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides; ///< empty: row-major, written out
+};
+
+inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// A row-major view at byte `offset` of the arena.
+inline OperandSpec arena(uint64_t offset, std::vector<int64_t> shape,
+                         DType dtype = DType::F32) {
+  OperandSpec o;
+  o.arenaOffset = offset;
+  o.dtype = dtype;
+  o.strides = rowMajorStrides(shape);
+  o.shape = std::move(shape);
+  return o;
+}
+
+/// All of persistent `index` (row-major `shape`).
+inline OperandSpec persistent(int index, std::vector<int64_t> shape,
+                              DType dtype = DType::F32) {
+  OperandSpec o;
+  o.space = mwplan::Space::Persistent;
+  o.persistent = index;
+  o.dtype = dtype;
+  o.strides = rowMajorStrides(shape);
+  o.shape = std::move(shape);
+  return o;
+}
+
+struct AttrSpec {
+  std::string name;
+  mwplan::AttrKind kind = mwplan::AttrKind::Int;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+};
+
+inline AttrSpec intAttr(std::string name, int64_t v) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.i = v;
+  return a;
+}
+inline AttrSpec floatAttr(std::string name, double v) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = mwplan::AttrKind::Float;
+  a.f = v;
+  return a;
+}
+inline AttrSpec intsAttr(std::string name, std::vector<int64_t> v) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = mwplan::AttrKind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+struct KernelSpec {
+  std::string op;
+  std::vector<OperandSpec> ins, outs;
+  std::vector<AttrSpec> attrs;
+  std::string loc;
+};
+
+struct PersistentSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  Role role = Role::None;
+  int argument = -1;
+};
+
+struct ResultSpec {
+  std::string name;
+  Role role = Role::None;
+  OperandSpec value;
+};
+
+/// A plan as plain data; finish() serializes it.
+struct PlanBuilder {
+  uint32_t version = kMwPlanVersion;
+  std::string function = "step";
+  uint64_t arenaSize = 0;
+  uint64_t arenaAlignment = 64;
+  uint64_t lowerBound = 0;
+  std::vector<PersistentSpec> persistents;
+  std::vector<KernelSpec> kernels;
+  std::vector<ResultSpec> results;
+
+  int addPersistent(std::string name, DType dtype, std::vector<int64_t> shape,
+                    Role role, int argument = -1) {
+    persistents.push_back(
+        {std::move(name), dtype, std::move(shape), role, argument});
+    return static_cast<int>(persistents.size()) - 1;
+  }
+  KernelSpec &addKernel(std::string op, std::vector<OperandSpec> ins,
+                        std::vector<OperandSpec> outs,
+                        std::vector<AttrSpec> attrs = {},
+                        std::string loc = "") {
+    kernels.push_back({std::move(op), std::move(ins), std::move(outs),
+                       std::move(attrs), std::move(loc)});
+    return kernels.back();
+  }
+  void addResult(std::string name, Role role, OperandSpec value) {
+    results.push_back({std::move(name), role, std::move(value)});
+  }
+
+  std::vector<uint8_t> finish() const {
+    flatbuffers::FlatBufferBuilder b;
+    auto operand = [&](const OperandSpec &o) {
+      return mwplan::CreateOperandDirect(b, o.space, o.arenaOffset,
+                                         o.persistent, o.offset, o.dtype,
+                                         &o.shape, &o.strides);
+    };
+    std::vector<flatbuffers::Offset<mwplan::Persistent>> ps;
+    for (const PersistentSpec &p : persistents)
+      ps.push_back(mwplan::CreatePersistentDirect(
+          b, p.name.c_str(), p.dtype, &p.shape, p.role, p.argument));
+    std::vector<flatbuffers::Offset<mwplan::Kernel>> ks;
+    for (const KernelSpec &k : kernels) {
+      std::vector<flatbuffers::Offset<mwplan::Attr>> attrs;
+      for (const AttrSpec &a : k.attrs)
+        attrs.push_back(mwplan::CreateAttrDirect(
+            b, a.name.c_str(), a.kind, a.i, a.f,
+            a.s.empty() ? nullptr : a.s.c_str(), nullptr,
+            a.ints.empty() ? nullptr : &a.ints,
+            a.floats.empty() ? nullptr : &a.floats));
+      std::vector<flatbuffers::Offset<mwplan::Operand>> ins, outs;
+      for (const OperandSpec &o : k.ins)
+        ins.push_back(operand(o));
+      for (const OperandSpec &o : k.outs)
+        outs.push_back(operand(o));
+      ks.push_back(
+          mwplan::CreateKernelDirect(b, k.op.c_str(), &attrs, &ins, &outs,
+                                     k.loc.empty() ? nullptr : k.loc.c_str()));
+    }
+    std::vector<flatbuffers::Offset<mwplan::Result>> rs;
+    for (const ResultSpec &r : results)
+      rs.push_back(mwplan::CreateResultDirect(b, r.name.c_str(), r.role,
+                                              operand(r.value)));
+    auto plan =
+        mwplan::CreatePlanDirect(b, version, function.c_str(), arenaSize,
+                                 arenaAlignment, lowerBound, &ps, &ks, &rs);
+    mwplan::FinishPlanBuffer(b, plan);
+    return std::vector<uint8_t>(b.GetBufferPointer(),
+                                b.GetBufferPointer() + b.GetSize());
+  }
+};
+
+/// y = relu(x @ fc.weight) + fc.bias, loss = sum(y): x [2, 3], y [2, 2] in
+/// the arena (h at byte 0, computed in place by relu; y at byte 64), the loss
+/// in a persistent the runtime allocates.
+inline PlanBuilder denseReluPlan() {
+  PlanBuilder p;
+  p.function = "dense";
+  p.arenaSize = 128;
+  p.lowerBound = 32;
+  int x = p.addPersistent("x", DType::F32, {2, 3}, Role::Input, 0);
+  int w = p.addPersistent("fc.weight", DType::F32, {3, 2}, Role::Param, 1);
+  int b = p.addPersistent("fc.bias", DType::F32, {2}, Role::Param, 2);
+  int loss = p.addPersistent("loss", DType::F32, {}, Role::Output);
+  p.addKernel("mw.matmul", {persistent(x, {2, 3}), persistent(w, {3, 2})},
+              {arena(0, {2, 2})}, {}, "dense.py:1");
+  p.addKernel("mw.relu", {arena(0, {2, 2})}, {arena(0, {2, 2})}, {},
+              "dense.py:2");
+  p.addKernel("mw.add", {arena(0, {2, 2}), persistent(b, {2})},
+              {arena(64, {2, 2})}, {}, "dense.py:3");
+  p.addKernel("mw.reduce_sum", {arena(64, {2, 2})}, {persistent(loss, {})},
+              {intsAttr("axes", {0, 1})}, "dense.py:4");
+  p.addResult("y", Role::Output, arena(64, {2, 2}));
+  p.addResult("loss", Role::Output, persistent(loss, {}));
+  return p;
+}
+
+/// A training step as --mw-autodiff builds one, for loss = sum(w * w):
+/// grad = w + w, t = optimizer.step + 1, then an in-place mw.adamw (lr 0.1,
+/// weight decay 0.01) over w and its moments; results name the updated
+/// values, so w and its moments are updated in place and optimizer.step is
+/// copied back from the arena.
+inline PlanBuilder adamPlan() {
+  PlanBuilder p;
+  p.function = "train_step";
+  p.arenaSize = 192;
+  int w = p.addPersistent("w", DType::F32, {3}, Role::Param, 0);
+  int m =
+      p.addPersistent("w.exp_avg", DType::F32, {3}, Role::OptimizerState, 1);
+  int v =
+      p.addPersistent("w.exp_avg_sq", DType::F32, {3}, Role::OptimizerState, 2);
+  int step = p.addPersistent("optimizer.step", DType::I64, {},
+                             Role::OptimizerState, 3);
+  int loss = p.addPersistent("loss", DType::F32, {}, Role::Output);
+  p.addKernel("mw.mul", {persistent(w, {3}), persistent(w, {3})},
+              {arena(0, {3})});
+  p.addKernel("mw.reduce_sum", {arena(0, {3})}, {persistent(loss, {})},
+              {intsAttr("axes", {0})});
+  p.addKernel("mw.add", {persistent(w, {3}), persistent(w, {3})},
+              {arena(64, {3})});
+  p.addKernel("mw.splat", {}, {arena(128, {}, DType::I64)},
+              {intAttr("value", 1)});
+  p.addKernel("mw.add",
+              {persistent(step, {}, DType::I64), arena(128, {}, DType::I64)},
+              {arena(136, {}, DType::I64)});
+  p.addKernel("mw.adamw",
+              {persistent(w, {3}), arena(64, {3}), persistent(m, {3}),
+               persistent(v, {3}), arena(136, {}, DType::I64)},
+              {persistent(w, {3}), persistent(m, {3}), persistent(v, {3})},
+              {floatAttr("lr", 0.1), floatAttr("weight_decay", 0.01)},
+              "train.py:9");
+  p.addResult("loss", Role::Output, persistent(loss, {}));
+  p.addResult("w", Role::Param, persistent(w, {3}));
+  p.addResult("w.exp_avg", Role::OptimizerState, persistent(m, {3}));
+  p.addResult("w.exp_avg_sq", Role::OptimizerState, persistent(v, {3}));
+  p.addResult("optimizer.step", Role::OptimizerState,
+              arena(136, {}, DType::I64));
+  return p;
+}
+
+/// loss = sum(log(p)), then p -= 2 * 1 by mw.sgd. p is "scale.weight", a
+/// rank-1 weight the default initialization sets to 1, so the first loss is
+/// 0 and the second NaN (p = -1).
+inline PlanBuilder nanLossPlan() {
+  PlanBuilder p;
+  p.arenaSize = 128;
+  int param = p.addPersistent("scale.weight", DType::F32, {2}, Role::Param, 0);
+  int loss = p.addPersistent("loss", DType::F32, {}, Role::Output);
+  p.addKernel("mw.log", {persistent(param, {2})}, {arena(0, {2})});
+  p.addKernel("mw.reduce_sum", {arena(0, {2})}, {persistent(loss, {})},
+              {intsAttr("axes", {0})});
+  p.addKernel("mw.splat", {}, {arena(64, {2})}, {floatAttr("value", 1.0)});
+  p.addKernel("mw.sgd", {persistent(param, {2}), arena(64, {2})},
+              {persistent(param, {2})}, {floatAttr("lr", 2.0)});
+  p.addResult("loss", Role::Output, persistent(loss, {}));
+  p.addResult("scale.weight", Role::Param, persistent(param, {2}));
+  return p;
+}
+
+/// A fresh path under the test temporary directory.
+inline std::string tempPath(const std::string &name) {
+  const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string path =
+      ::testing::TempDir() + "mwrt-" +
+      (info ? std::string(info->test_suite_name()) + "-" + info->name() + "-"
+            : std::string()) +
+      name;
+  std::remove(path.c_str());
+  return path;
+}
+
+inline void writeFile(const std::string &path, const std::vector<uint8_t> &b) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(b.data()),
+            static_cast<std::streamsize>(b.size()));
+}
+
+inline std::string readFileText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+} // namespace mwrt::test
+
+#endif // MWRT_TEST_PLANTESTHELPERS_H

@@ -1,0 +1,211 @@
+//===- RunToolTest.cpp - mw-run end to end --------------------------------===//
+//
+// Runs the mw-run binary (MWRT_MW_RUN) on hand-built plan files: its text
+// and JSON output, determinism per seed, --save-weights (written after a
+// successful run; an existing file untouched by a failed one), and the exit
+// status and message of each kind of failure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanTestHelpers.h"
+
+#include "mwrt/safetensors.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace mwrt::test {
+
+namespace {
+
+struct RunResult {
+  int exitCode = -1;
+  std::string output; ///< stdout and stderr together
+};
+
+std::string quote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Runs mw-run with `args` (already quoted) and separate stdout/stderr
+/// handling: `stderrToo` merges stderr into the output.
+RunResult runTool(const std::string &args, bool stderrToo = true) {
+  std::string cmd =
+      quote(MWRT_MW_RUN) + " " + args + (stderrToo ? " 2>&1" : " 2>/dev/null");
+  RunResult r;
+  FILE *pipe = popen(cmd.c_str(), "r");
+  if (!pipe)
+    return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
+    r.output.append(buf, n);
+  int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string writePlan(const PlanBuilder &b, const std::string &name) {
+  std::string path = tempPath(name);
+  writeFile(path, b.finish());
+  return path;
+}
+
+} // namespace
+
+TEST(RunTool, PrintsLossesTimesAndMemory) {
+  std::string plan = writePlan(adamPlan(), "adam.mwplan");
+  RunResult r = runTool(quote(plan) + " --device cpu --steps 3");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "(function train_step) on cpu: 3 steps, seed 0");
+  EXPECT_CONTAINS(r.output, "step 1  loss ");
+  EXPECT_CONTAINS(r.output, "step 3  loss ");
+  EXPECT_CONTAINS(r.output, "step time: median ");
+  // arena 192 + five persistents of 64 bytes each.
+  EXPECT_CONTAINS(r.output,
+                  "memory: planned peak 512 B (arena 192 + persistent 320 + "
+                  "workspace 0), measured peak 512 B (equal)");
+}
+
+TEST(RunTool, JsonReportIsOneObjectAndDeterministic) {
+  std::string plan = writePlan(adamPlan(), "adam.mwplan");
+  RunResult a = runTool(quote(plan) + " --steps 4 --seed 7 --report json",
+                        /*stderrToo=*/false);
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  nlohmann::json report = nlohmann::json::parse(a.output, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << a.output;
+  EXPECT_EQ(report["steps"], 4);
+  EXPECT_EQ(report["seed"], 7);
+  EXPECT_EQ(report["device"], "cpu");
+  ASSERT_EQ(report["losses"].size(), 4u);
+  ASSERT_EQ(report["step_times_ms"].size(), 4u);
+  EXPECT_TRUE(report["median_step_ms"].is_number());
+  const nlohmann::json &mem = report["memory"];
+  EXPECT_EQ(mem["arena_bytes"], 192);
+  EXPECT_EQ(mem["planned_peak_bytes"], mem["measured_peak_bytes"]);
+  for (const nlohmann::json &loss : report["losses"])
+    EXPECT_TRUE(loss.is_number()) << loss;
+
+  RunResult b =
+      runTool(quote(plan) + " --steps 4 --seed 7 --report json", false);
+  nlohmann::json again = nlohmann::json::parse(b.output, nullptr, false);
+  EXPECT_EQ(again["losses"], report["losses"]);
+  RunResult c =
+      runTool(quote(plan) + " --steps 4 --seed=8 --report=json", false);
+  nlohmann::json other = nlohmann::json::parse(c.output, nullptr, false);
+  ASSERT_FALSE(other.is_discarded()) << c.output;
+  EXPECT_NE(other["losses"], report["losses"]);
+}
+
+TEST(RunTool, SaveWeightsWritesParamsAndState) {
+  std::string plan = writePlan(adamPlan(), "adam.mwplan");
+  std::string out = tempPath("out.safetensors");
+  RunResult r =
+      runTool(quote(plan) + " --steps 2 --save-weights " + quote(out));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  SafeTensors saved;
+  std::string error;
+  ASSERT_TRUE(readSafeTensors(out, saved, error)) << error;
+  EXPECT_EQ(saved.size(), 4u);
+  const TensorData *step = saved.find("optimizer.step");
+  ASSERT_TRUE(step);
+  int64_t count;
+  std::memcpy(&count, step->bytes.data(), 8);
+  EXPECT_EQ(count, 2);
+  // Resuming from the file continues the run: 2 + 2 steps equal 4.
+  std::string resumed = tempPath("resumed.safetensors");
+  std::string straight = tempPath("straight.safetensors");
+  ASSERT_EQ(runTool(quote(plan) + " --steps 2 --weights " + quote(out) +
+                    " --save-weights " + quote(resumed))
+                .exitCode,
+            0);
+  ASSERT_EQ(
+      runTool(quote(plan) + " --steps 4 --save-weights " + quote(straight))
+          .exitCode,
+      0);
+  EXPECT_EQ(readFileText(resumed), readFileText(straight));
+}
+
+TEST(RunTool, FailedRunLeavesExistingWeightsFileUntouched) {
+  std::string plan = writePlan(nanLossPlan(), "nan.mwplan");
+  std::string out = tempPath("keep.safetensors");
+  writeFile(out, {'O', 'L', 'D'});
+  RunResult r =
+      runTool(quote(plan) + " --steps 3 --save-weights " + quote(out));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "step 1  loss 0.000000");
+  EXPECT_CONTAINS(r.output,
+                  "mw-run: error: step 2: the loss ('loss') is NaN; stopping");
+  EXPECT_EQ(readFileText(out), "OLD");
+}
+
+TEST(RunTool, ErrorsExitNonZeroWithAMessage) {
+  std::string plan = writePlan(denseReluPlan(), "dense.mwplan");
+  struct Case {
+    std::string args;
+    int exitCode;
+    std::string message;
+  } cases[] = {
+      {"", 2, "mw-run: no plan given"},
+      {quote(plan) + " --bogus", 2, "mw-run: unknown option '--bogus'"},
+      {quote(plan) + " --device", 2, "--device needs a value"},
+      {quote(plan) + " --device=gpu", 2, "unknown device 'gpu'"},
+      {quote(plan) + " --steps -1", 2, "--steps expects an integer"},
+      {quote(plan) + " --steps 1 --steps 2", 2, "--steps given twice"},
+      {quote(plan) + " --report xml", 2, "unknown report format 'xml'"},
+      {quote(plan) + " --reference-matmul=yes", 2, "takes no value"},
+      {quote(plan) + " other.mwplan", 2, "more than one plan given"},
+      {quote(plan) + " --device cuda", 1, "--device cuda: "},
+      {quote(tempPath("none.mwplan")), 1, "cannot open: No such file"},
+      {quote(plan) + " --weights " + quote(tempPath("none.safetensors")), 1,
+       "none.safetensors"},
+      {quote(plan) + " --save-weights /nonexistent-dir/w.safetensors", 1,
+       "directory '/nonexistent-dir' does not exist or is not writable"},
+  };
+  for (const Case &c : cases) {
+    RunResult r = runTool(c.args);
+    EXPECT_EQ(r.exitCode, c.exitCode) << c.args << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, c.message);
+  }
+  RunResult help = runTool("--help");
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_CONTAINS(help.output, "usage: mw-run MODEL.mwplan");
+}
+
+TEST(RunTool, MisShapedWeightIsNamed) {
+  std::string plan = writePlan(denseReluPlan(), "dense.mwplan");
+  SafeTensors file;
+  std::string error;
+  TensorData w;
+  w.shape = {2, 3};
+  w.bytes.assign(24, 0);
+  TensorData b;
+  b.shape = {2};
+  b.bytes.assign(8, 0);
+  ASSERT_TRUE(file.add("fc.weight", w, error));
+  ASSERT_TRUE(file.add("fc.bias", b, error));
+  std::string path = tempPath("w.safetensors");
+  ASSERT_TRUE(writeSafeTensors(path, file, error));
+  RunResult r = runTool(quote(plan) + " --weights " + quote(path));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_CONTAINS(r.output, "tensor 'fc.weight' is F32 [2, 3], but the "
+                            "plan's param 'fc.weight' is F32 [3, 2]");
+}
+
+TEST(RunTool, CorruptPlanIsRejected) {
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  bytes.resize(bytes.size() - 9);
+  std::string path = tempPath("cut.mwplan");
+  writeFile(path, bytes);
+  RunResult r = runTool(quote(path));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_CONTAINS(r.output, "corrupt or truncated plan");
+}
+
+} // namespace mwrt::test
