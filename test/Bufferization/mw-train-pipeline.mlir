@@ -8,6 +8,10 @@
 // RUN: mw-eval %t.mlir --entry train_step --random-inputs 5 --save-inputs %t.in --print > %t.ref
 // RUN: mw-eval %t.p.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
 // RUN: mw-eval %t.a.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// Deterministic: the same input gives the same IR, byte for byte.
+// RUN: mw-opt %t.mlir --mw-train-pipeline -mlir-print-debuginfo -o %t.p1.mlir 2>/dev/null
+// RUN: mw-opt %t.mlir --mw-train-pipeline -mlir-print-debuginfo -o %t.p2.mlir 2>/dev/null
+// RUN: cmp %t.p1.mlir %t.p2.mlir
 // RUN: mw-opt --help | FileCheck %s --check-prefix=HELP
 
 // DEFAULT-LABEL: func.func @train_step
