@@ -2,8 +2,9 @@
 //
 // Binds each kernel's operands once, when the session is created, so a step
 // is a loop over prepared launches with no allocation of its own; and picks
-// the backend for a device name. There is no CUDA backend yet: asking for
-// one is a clear MWRT_UNAVAILABLE, saying whether a device was found.
+// the backend for a device name. Asking for the CUDA backend without a
+// device (src/cuda), or in a build without the CUDA toolkit, is a clear
+// MWRT_UNAVAILABLE.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,14 @@
 using namespace mwrt;
 using namespace mwrt::detail;
 
+#ifdef MWRT_HAVE_CUDA
+namespace mwrt::detail {
+/// src/cuda/backend_cuda.cpp.
+mwrt_status createCudaBackend(const SessionOptions &options,
+                              std::unique_ptr<Backend> &backend);
+} // namespace mwrt::detail
+#endif
+
 Backend::~Backend() = default;
 
 mwrt_status detail::createBackend(std::string_view device,
@@ -25,6 +34,9 @@ mwrt_status detail::createBackend(std::string_view device,
     return MWRT_OK;
   }
   if (device == "cuda") {
+#ifdef MWRT_HAVE_CUDA
+    return createCudaBackend(options, backend);
+#else
     int count = 0;
     if (mwrt_cuda_device_count(&count) != MWRT_OK)
       return setError(MWRT_UNAVAILABLE,
@@ -33,6 +45,7 @@ mwrt_status detail::createBackend(std::string_view device,
                     "the CUDA backend is not built in this version (" +
                         std::to_string(count) + " CUDA device" +
                         (count == 1 ? "" : "s") + " found); use device cpu");
+#endif
   }
   return setError(MWRT_INVALID_ARGUMENT, "unknown device '" +
                                              std::string(device) +
