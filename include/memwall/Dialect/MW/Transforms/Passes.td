@@ -201,4 +201,74 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def MwRemat : Pass<"mw-remat", "ModuleOp"> {
+  let summary = "Rematerialize forward activations in the backward pass of "
+                "a training step (gradient checkpointing)";
+  let description = [{
+    For every forward value that the backward pass of a training step uses
+    (a *saved activation*), either keeps it alive from the forward pass to
+    its backward uses, or drops it and recomputes it from kept values right
+    before its first backward use, by cloning the (pure) forward ops of its
+    recompute chain and rewiring its backward uses to the clone. Forward ops
+    are those the loss (the result named `loss`, else the first rank-0
+    float result) depends on; every other op of the step is backward or
+    optimizer. Nothing the forward pass computes is erased, so the loss and
+    every other output are bit-identical to the unrematerialized step.
+
+    ```mlir
+    %h = mw.gelu %a : tensor<64x256xf32>       // forward
+    ...
+    %g = mw.gelu_grad %a, %dy ...               // backward use of %a
+    %w = mw.matmul %h, %dz {transpose_lhs} ...  // backward use of %h
+    // with %h dropped (strategy=all) becomes
+    %h_re = mw.gelu %a : tensor<64x256xf32>     // recomputed here
+    %w = mw.matmul %h_re, %dz {transpose_lhs} ...
+    ```
+
+    Strategies: `none` (keep every saved activation), `all` (keep only the
+    function's arguments), `every-k` (keep the outputs of every `k`-th
+    transformer block, blocks named by `loc("h.N...")`-style locations),
+    `sqrt` (Chen et al. 2016: every ceil(sqrt(n))-th of the n articulation
+    values of the forward chain), `selective` (Megatron: recompute the
+    attention internals, ops located at `*.attn`, `*.attention`, but the
+    region outputs),
+    `auto` (`none` without a budget; with one, a greedy that drops the values
+    with the most bytes per second of recompute until the planned peak fits).
+    `optimal` (Checkmate's MILP) is not implemented yet.
+
+    The peak is measured, not estimated: the pass runs the real pipeline
+    (`--mw-bufferize`, `--mw-static-arena`) on a copy of the module and adds
+    the arena to the persistent bytes (arguments and returned buffers).
+    `budget` takes bytes (`123`, `500MB`, `6GiB`) or a percentage of the
+    save-all peak (`60%`); an unreachable budget is an error that states the
+    smallest peak found and lists the buffers live there. The step records
+    `mw.remat.*` attributes (see docs/remat.md).
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "auto, none, all, every-k, sqrt, selective or optimal">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
+           "KiB, MiB, GiB) or NN% of the save-all peak; empty for none">,
+    Option<"k", "k", "int64_t", /*default=*/"2",
+           "every-k: keep the output of every k-th transformer block">,
+    Option<"target", "target", "std::string", /*default=*/"\"h200\"",
+           "Roofline target pricing recompute: h200, a100, h100 or cpu">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60.0",
+           "Seconds for the optimal strategy (not implemented yet)">,
+    Option<"function", "function", "std::string",
+           /*default=*/"\"train_step\"",
+           "The training-step function to rematerialize">,
+  ];
+  let statistics = [
+    Statistic<"numKept", "kept-values", "Saved activations kept">,
+    Statistic<"numDropped", "recomputed-values",
+              "Saved activations recomputed in the backward pass">,
+    Statistic<"numCloned", "cloned-ops", "Forward ops cloned for recompute">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
+}
+
 #endif // MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_TD

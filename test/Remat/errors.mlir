@@ -1,0 +1,42 @@
+// Every diagnostic of --mw-remat.
+
+// RUN: mw-models gpt --preset gpt2-tiny --train -o %t.mlir
+
+// RUN: not mw-opt %t.mlir --mw-remat=budget=12XB -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not mw-opt %t.mlir --mw-remat=budget=-5MB -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// MALFORMED: mw-remat: malformed budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage like 60%)
+
+// RUN: not mw-opt %t.mlir --mw-remat=budget=1MiB -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FLOOR
+// FLOOR: error: {{.*}}mw-remat: budget 1048576 B (1.00 MiB) is below the persistent state of @train_step, 1422868 B (1.36 MiB) (parameters, optimizer state, inputs, outputs), which no rematerialization can reduce
+
+// The smallest peak the pass reaches is 2018580 B (all dropped); below it the
+// budget is unreachable, and the buffers live at that peak are listed.
+// RUN: not mw-opt %t.mlir --mw-remat=budget=2000000 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
+// UNREACHABLE: error: {{.*}}mw-remat: budget 2000000 B (1.91 MiB) is unreachable for @train_step: the smallest planned peak found is 2018580 B (1.93 MiB) (arena 595712 B (581.75 KiB) + persistent 1422868 B (1.36 MiB)); save-all peak 2197780 B (2.10 MiB)
+// UNREACHABLE: note: loc("{{.*}}"): live at the peak: '{{.*}}', {{[0-9]+}} B
+
+// RUN: not mw-opt %t.mlir --mw-remat="function=forward" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
+// NOBACKWARD: mw-remat: @forward has no backward pass: no op outside the forward pass (the ops the loss depends on) uses a forward value; run --mw-autodiff first
+
+// RUN: not mw-opt %t.mlir --mw-remat="function=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFUNC
+// NOFUNC: mw-remat: no function @nope with a body (set function=NAME)
+
+// RUN: not mw-opt %t.mlir --mw-remat=strategy=bogus -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// STRATEGY: mw-remat: unknown strategy 'bogus' (expected auto, none, all, every-k, sqrt, selective or optimal)
+
+// RUN: not mw-opt %t.mlir --mw-remat=strategy=optimal -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIMAL
+// OPTIMAL: mw-remat: strategy=optimal (Checkmate's MILP) is not implemented yet; use auto with a budget
+
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=all budget=1GB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: mw-remat: a budget needs strategy=auto (strategy=all takes no budget)
+
+// RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100 or cpu)
+
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=K
+// K: mw-remat: k must be >= 1, got 0
+
+// A step without layer locations cannot be split into blocks.
+// RUN: mw-opt %t.mlir -mlir-print-debuginfo | sed -e 's/loc("h\.[0-9]*\.[a-z]*")/loc("x")/' > %t.noloc.mlir
+// RUN: not mw-opt %t.noloc.mlir --mw-remat=strategy=every-k -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBLOCKS
+// NOBLOCKS: mw-remat: strategy=every-k needs transformer blocks, named by op locations with a layer index (loc("h.0.attn"), loc("model.layers.0.mlp")); @train_step has none

@@ -1,0 +1,101 @@
+// --mw-remat on gpt2-tiny's training step: what is kept, where recompute
+// goes, and the planned memory of the result.
+
+// RUN: mw-models gpt --preset gpt2-tiny --train -o %t.mlir
+
+// strategy=none keeps every saved activation and clones nothing.
+// RUN: mw-opt %t.mlir --mw-remat=strategy=none -o %t.none.mlir
+// RUN: FileCheck %s --check-prefix=NONE < %t.none.mlir
+// NONE-LABEL: func.func @train_step
+// NONE-SAME: mw.remat.recompute_flops = 0
+// NONE-SAME: mw.remat.saved_activation_bytes = 660224
+// NONE-SAME: mw.remat.strategy = "none"
+// NONE-NOT: mw.recompute
+
+// strategy=all keeps only the arguments: the whole forward chain of the
+// logits is recomputed right before the first backward op that uses them.
+// RUN: mw-opt %t.mlir --mw-remat=strategy=all -o %t.all.mlir
+// RUN: FileCheck %s --check-prefix=ALL < %t.all.mlir
+// ALL-LABEL: func.func @train_step
+// ALL-SAME: mw.remat.saved_activation_bytes = 0
+// ALL-SAME: mw.remat.strategy = "all"
+// ALL: %[[LOSS:.*]] = mw.cross_entropy %
+// ALL-NEXT: %[[SEED:.*]] = mw.splat 1.0
+// ALL-NEXT: mw.embedding %arg0, %arg85 {mw.recompute}
+// ALL: %[[LOGITS:.*]] = mw.reshape %{{.*}} {mw.recompute} : tensor<2x32x256xf32> -> tensor<64x256xf32>
+// ALL-NEXT: %[[LABELS:.*]] = mw.reshape %arg86 {mw.recompute}
+// ALL-NEXT: mw.cross_entropy_grad %[[LOGITS]], %[[LABELS]], %[[SEED]]
+
+// The memory report sees fewer saved activations.
+// RUN: mw-opt %t.none.mlir --mw-memory-report -o /dev/null | FileCheck %s --check-prefix=REPORT-NONE
+// RUN: mw-opt %t.all.mlir --mw-memory-report -o /dev/null | FileCheck %s --check-prefix=REPORT-ALL
+// REPORT-NONE-LABEL: mw-memory-report @train_step
+// REPORT-NONE: saved activations       660224
+// REPORT-ALL-LABEL: mw-memory-report @train_step
+// REPORT-ALL: saved activations       0
+
+// The planned arena (real pipeline, verified) is smaller after remat:
+// none 774912 B, all 595712 B, every-k k=1 694272 B, sqrt 694272 B,
+// selective 628992 B.
+// RUN: mw-opt %t.none.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=ARENA-NONE
+// RUN: mw-opt %t.all.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=ARENA-ALL
+// RUN: mw-opt %t.mlir --mw-remat="strategy=every-k k=1" --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=ARENA-K1
+// RUN: mw-opt %t.mlir --mw-remat=strategy=sqrt --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=ARENA-K1
+// RUN: mw-opt %t.mlir --mw-remat=strategy=selective --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=ARENA-SEL
+// ARENA-NONE-LABEL: func.func @train_step
+// ARENA-NONE-SAME: mw.arena_size = 774912
+// ARENA-ALL-LABEL: func.func @train_step
+// ARENA-ALL-SAME: mw.arena_size = 595712
+// ARENA-K1-LABEL: func.func @train_step
+// ARENA-K1-SAME: mw.arena_size = 694272
+// ARENA-SEL-LABEL: func.func @train_step
+// ARENA-SEL-SAME: mw.arena_size = 628992
+
+// Budgets (strategy=auto): the measured peak is the arena the real pipeline
+// plans plus the persistent bytes (1422868 B: params, AdamW state, inputs,
+// the returned loss), it fits each budget, and it falls as the budget falls.
+// save-all peak 2197780 = 774912 + 1422868.
+// RUN: mw-opt %t.mlir --mw-remat="budget=100%" | FileCheck %s --check-prefix=B100
+// B100: mw.remat.budget_bytes = 2197780 {{.*}}mw.remat.peak_bytes = 2197780 {{.*}}mw.remat.save_all_peak_bytes = 2197780
+// RUN: mw-opt %t.mlir --mw-remat="budget=2150000" -o %t.b1.mlir
+// RUN: FileCheck %s --check-prefix=B1 < %t.b1.mlir
+// RUN: mw-opt %t.b1.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=B1-ARENA
+// B1: mw.remat.peak_bytes = 2100756
+// B1-ARENA-LABEL: func.func @train_step
+// B1-ARENA-SAME: mw.arena_size = 677888
+// RUN: mw-opt %t.mlir --mw-remat="budget=2.1MB" -o %t.b2.mlir
+// RUN: FileCheck %s --check-prefix=B2 < %t.b2.mlir
+// RUN: mw-opt %t.b2.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=B2-ARENA
+// The same from stock mlir-opt with the plugin (the nested pipeline included).
+// RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin %t.mlir --pass-pipeline="builtin.module(mw-remat{budget=2.1MB})" | FileCheck %s --check-prefix=B2
+// B2: mw.remat.peak_bytes = 2084372
+// B2-ARENA-LABEL: func.func @train_step
+// B2-ARENA-SAME: mw.arena_size = 661504
+// RUN: mw-opt %t.mlir --mw-remat="budget=2050000B" -o %t.b3.mlir
+// RUN: FileCheck %s --check-prefix=B3 < %t.b3.mlir
+// RUN: mw-opt %t.b3.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=B3-ARENA
+// B3: mw.remat.peak_bytes = 2035476
+// B3-ARENA-LABEL: func.func @train_step
+// B3-ARENA-SAME: mw.arena_size = 612608
+// RUN: mw-opt %t.mlir --mw-remat="budget=2020000" -o %t.b4.mlir
+// RUN: FileCheck %s --check-prefix=B4 < %t.b4.mlir
+// RUN: mw-opt %t.b4.mlir --mw-bufferize --mw-static-arena --mw-verify-plan 2>/dev/null | FileCheck %s --check-prefix=B4-ARENA
+// B4: mw.remat.peak_bytes = 2019092
+// B4-ARENA-LABEL: func.func @train_step
+// B4-ARENA-SAME: mw.arena_size = 596224
+
+// every-k with k=2 on two blocks keeps the output of block h.1 only, plus
+// the values outside blocks; the bytes kept per layer, in forward order:
+// RUN: mw-opt %t.mlir --mw-remat="strategy=every-k k=2" | FileCheck %s --check-prefix=LAYERS
+// LAYERS: mw.remat.kept_bytes_by_layer = {{\[}}["embeddings", 16384], ["h.0", 0], ["h.1", 16384], ["lm_head", 16896], ["loss", 65792]]
+
+// Deterministic: the same input gives the same IR byte for byte.
+// RUN: mw-opt %t.mlir --mw-remat=strategy=sqrt -o %t.sqrt1.mlir
+// RUN: mw-opt %t.mlir --mw-remat=strategy=sqrt -o %t.sqrt2.mlir
+// RUN: diff %t.sqrt1.mlir %t.sqrt2.mlir
+// RUN: mw-opt %t.mlir --mw-remat=budget=2.1MB -o %t.b2again.mlir
+// RUN: diff %t.b2.mlir %t.b2again.mlir
+
+// Binary units; a budget the save-all step fits keeps everything.
+// RUN: mw-opt %t.mlir --mw-remat=budget=1GiB | FileCheck %s --check-prefix=GIB
+// GIB: mw.remat.budget_bytes = 1073741824 {{.*}}mw.remat.peak_bytes = 2197780 {{.*}}mw.remat.recompute_flops = 0
