@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
+#include <optional>
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -73,7 +74,51 @@ struct FunctionReport {
   std::string peakOp;
   int64_t peakBytes = 0;
   SmallVector<PeakBuffer> peakBuffers;
+
+  /// What --mw-remat decided (its mw.remat.* function attributes).
+  struct Remat {
+    std::string strategy;
+    int64_t savedActivationBytes = 0, recomputeFlops = 0, stepFlops = 0;
+    double recomputeSeconds = 0;
+    std::optional<int64_t> budgetBytes, saveAllPeakBytes, peakBytes;
+    SmallVector<std::pair<std::string, int64_t>> keptBytesByLayer;
+  };
+  std::optional<Remat> remat;
 };
+
+/// The mw.remat.* attributes of `func`, if --mw-remat ran on it.
+std::optional<FunctionReport::Remat> readRemat(Operation *func) {
+  auto strategy = func->getAttrOfType<StringAttr>("mw.remat.strategy");
+  if (!strategy)
+    return std::nullopt;
+  FunctionReport::Remat m;
+  m.strategy = strategy.getValue().str();
+  auto integer = [&](StringRef name) -> std::optional<int64_t> {
+    if (auto a = func->getAttrOfType<IntegerAttr>(name))
+      return a.getInt();
+    return std::nullopt;
+  };
+  m.savedActivationBytes =
+      integer("mw.remat.saved_activation_bytes").value_or(0);
+  m.recomputeFlops = integer("mw.remat.recompute_flops").value_or(0);
+  m.stepFlops = integer("mw.remat.step_flops").value_or(0);
+  if (auto a = func->getAttrOfType<FloatAttr>("mw.remat.recompute_seconds"))
+    m.recomputeSeconds = a.getValueAsDouble();
+  m.budgetBytes = integer("mw.remat.budget_bytes");
+  m.saveAllPeakBytes = integer("mw.remat.save_all_peak_bytes");
+  m.peakBytes = integer("mw.remat.peak_bytes");
+  if (auto layers = func->getAttrOfType<ArrayAttr>("mw.remat.kept_bytes_by_layer"))
+    for (Attribute entry : layers) {
+      auto pair = dyn_cast<ArrayAttr>(entry);
+      if (!pair || pair.size() != 2)
+        continue;
+      auto name = dyn_cast<StringAttr>(pair[0]);
+      auto bytes = dyn_cast<IntegerAttr>(pair[1]);
+      if (name && bytes)
+        m.keptBytesByLayer.push_back({name.getValue().str(), bytes.getInt()});
+    }
+  return m;
+}
 
 /// How the report names an op: a kernel by the op its body computes.
 std::string opLabel(Operation *op) {
@@ -280,6 +325,7 @@ LogicalResult checkStatic(Type type, Location loc, const Twine &what) {
 FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   FunctionReport r;
   r.name = func.getName().str();
+  r.remat = readRemat(func);
   for (StringRef role : {"param", "input", "label", "optimizer_state", "grad",
                          "none"})
     r.argumentBytes[role] = 0;
@@ -426,6 +472,28 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << dtype << " " << humanBytes(bytes);
       os << "\n";
     }
+    if (r.remat) {
+      const FunctionReport::Remat &m = *r.remat;
+      os << llvm::formatv("  {0,-24}{1}\n", "remat strategy", m.strategy);
+      if (m.saveAllPeakBytes)
+        bytesLine("save-all peak", *m.saveAllPeakBytes);
+      if (m.peakBytes)
+        bytesLine("peak after remat", *m.peakBytes);
+      if (m.budgetBytes)
+        bytesLine("budget", *m.budgetBytes);
+      bytesLine("kept activations", m.savedActivationBytes);
+      os << llvm::formatv("  {0,-24}{1} ({2}FLOP, {3:P1} of the step's {4}FLOP, "
+                          "~{5:e2} s)\n",
+                          "recompute flops", m.recomputeFlops,
+                          humanCount(m.recomputeFlops),
+                          m.stepFlops ? double(m.recomputeFlops) / m.stepFlops
+                                      : 0.0,
+                          humanCount(m.stepFlops), m.recomputeSeconds);
+      os << "  kept by layer:";
+      for (auto &[layer, bytes] : m.keptBytesByLayer)
+        os << " " << layer << " " << humanBytes(bytes) << ";";
+      os << "\n";
+    }
     if (r.naiveBytes == 0 && !r.planned)
       continue;
     os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
@@ -488,6 +556,25 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
                 });
             });
           });
+          if (r.remat)
+            j.attributeObject("remat", [&] {
+              const FunctionReport::Remat &m = *r.remat;
+              j.attribute("strategy", m.strategy);
+              if (m.saveAllPeakBytes)
+                j.attribute("save_all_peak_bytes", *m.saveAllPeakBytes);
+              if (m.peakBytes)
+                j.attribute("peak_bytes", *m.peakBytes);
+              if (m.budgetBytes)
+                j.attribute("budget_bytes", *m.budgetBytes);
+              j.attribute("saved_activation_bytes", m.savedActivationBytes);
+              j.attribute("recompute_flops", m.recomputeFlops);
+              j.attribute("step_flops", m.stepFlops);
+              j.attribute("recompute_seconds", m.recomputeSeconds);
+              j.attributeObject("kept_bytes_by_layer", [&] {
+                for (auto &[layer, bytes] : m.keptBytesByLayer)
+                  j.attribute(layer, bytes);
+              });
+            });
           j.attributeObject("bytes_by_dtype", [&] {
             for (auto &[what, byType] : r.bytesByDtype)
               j.attributeObject(what, [&] {

@@ -235,11 +235,11 @@ struct StepInfo {
 LogicalResult StepInfo::build(func::FuncOp f) {
   func = f;
   if (!f.getBody().hasOneBlock())
-    return f.emitError("mw-remat: the training step must have one block");
+    return mlir::emitError(f.getLoc(), "mw-remat: the training step must have one block");
   body = &f.getBody().front();
   loss = findLoss(f);
   if (!loss || !loss.getDefiningOp())
-    return f.emitError() << "mw-remat: @" << f.getSymName()
+    return mlir::emitError(f.getLoc()) << "mw-remat: @" << f.getSymName()
                          << " returns no loss computed in it (a rank-0 float "
                             "result, preferably named 'loss')";
   SmallVector<Operation *> work{loss.getDefiningOp()};
@@ -270,7 +270,7 @@ LogicalResult StepInfo::build(func::FuncOp f) {
     }
   }
   if (saved.empty())
-    return f.emitError()
+    return mlir::emitError(f.getLoc())
            << "mw-remat: @" << f.getSymName()
            << " has no backward pass: no op outside the forward pass (the "
               "ops the loss depends on) uses a forward value; run "
@@ -555,7 +555,7 @@ FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
   PassManager bufferize(ctx, ModuleOp::getOperationName());
   buildBufferizePipeline(bufferize);
   if (failed(bufferize.run(*copy)))
-    return module.emitError("mw-remat: bufferizing the rematerialized step "
+    return mlir::emitError(module.getLoc(), "mw-remat: bufferizing the rematerialized step "
                             "failed"),
            failure();
   {
@@ -590,7 +590,7 @@ FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
   PassManager plan(ctx, ModuleOp::getOperationName());
   plan.addPass(createMwStaticArena());
   if (failed(plan.run(*copy)))
-    return module.emitError("mw-remat: planning the rematerialized step "
+    return mlir::emitError(module.getLoc(), "mw-remat: planning the rematerialized step "
                             "failed"),
            failure();
   if (auto size = f->getAttrOfType<IntegerAttr>("mw.arena_size"))
@@ -610,7 +610,7 @@ std::string formatBytes(int64_t bytes) {
 void MwRematPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto fail = [&](const Twine &msg) {
-    module.emitError() << "mw-remat: " << msg;
+    mlir::emitError(module.getLoc()) << "mw-remat: " << msg;
     signalPassFailure();
   };
   static const char *kStrategies[] = {"auto",      "none", "all",    "every-k",
@@ -699,7 +699,7 @@ void MwRematPass::runOnOperation() {
                                               parsedBudget->percent / 100.0))
             : parsedBudget->bytes;
     if (budgetBytes < saveAll->persistent) {
-      func.emitError() << "mw-remat: budget " << formatBytes(budgetBytes)
+      mlir::emitError(func.getLoc()) << "mw-remat: budget " << formatBytes(budgetBytes)
                        << " is below the persistent state of @"
                        << func.getSymName() << ", "
                        << formatBytes(saveAll->persistent)
@@ -736,7 +736,7 @@ void MwRematPass::runOnOperation() {
         const Measurement &low =
             minimal->peak() <= saveAll->peak() ? *minimal : *saveAll;
         InFlightDiagnostic diag =
-            func.emitError()
+            mlir::emitError(func.getLoc())
             << "mw-remat: budget " << formatBytes(budgetBytes)
             << " is unreachable for @" << function
             << ": the smallest planned peak found is " << formatBytes(low.peak())
