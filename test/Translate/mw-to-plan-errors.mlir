@@ -4,7 +4,7 @@
 // RUN: not mw-translate %s -split-input-file --mw-to-plan -o %t.mwplan 2>&1 | FileCheck %s
 // RUN: not test -e %t.mwplan
 
-// CHECK-COUNT-14: error:
+// CHECK-COUNT-13: error:
 // CHECK-NOT:      error:
 
 // expected-error@+1 {{@unplanned is not planned (no mw.arena_size): run mw-opt --mw-bufferize --mw-static-arena first}}
@@ -132,24 +132,6 @@ func.func @arena_size(%x: memref<4xf32>)
                 mw.lower_bound = 256 : i64} {
   // expected-error@+1 {{'memref.alloc' op arena has 256 bytes but mw.arena_size is 512}}
   %arena = memref.alloc() {mw.arena} : memref<256xi8>
-  memref.dealloc %arena : memref<256xi8>
-  return
-}
-
-// -----
-
-func.func @attr(%x: memref<4xf32>)
-    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
-                mw.lower_bound = 256 : i64} {
-  %arena = memref.alloc() {mw.arena} : memref<256xi8>
-  %c0 = arith.constant 0 : index
-  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
-  mw.kernel ins(%x : memref<4xf32>) outs(%v : memref<4xf32>) {
-  ^bb0(%a: tensor<4xf32>):
-    // expected-error@+1 {{'mw.neg' op attribute 'tag' has no plan form: [1, "a"]}}
-    %0 = mw.neg %a {tag = [1, "a"]} : tensor<4xf32>
-    mw.yield %0 : tensor<4xf32>
-  }
   memref.dealloc %arena : memref<256xi8>
   return
 }

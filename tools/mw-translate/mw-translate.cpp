@@ -511,7 +511,12 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
     return op.emitOpError("must yield its body op's results in order");
 
   std::vector<fb::Offset<mwplan::Attr>> attrs;
+  // The op's own attributes; discardable ones (mw.recompute from --mw-remat,
+  // names, anything a pass annotates) do not change what the kernel computes.
   for (NamedAttribute attr : inner->getAttrs()) {
+    if (!llvm::is_contained(inner->getName().getAttributeNames(),
+                            attr.getName()))
+      continue;
     FailureOr<fb::Offset<mwplan::Attr>> converted = convertAttr(inner, attr);
     if (failed(converted))
       return failure();
