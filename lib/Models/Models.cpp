@@ -87,11 +87,29 @@ std::optional<DType> mlir::mw::models::parseDType(StringRef name) {
   return std::nullopt;
 }
 
+StringRef mlir::mw::models::stringifyAttention(AttentionKind kind) {
+  switch (kind) {
+  case AttentionKind::Fused:
+    return "fused";
+  case AttentionKind::Unfused:
+    return "unfused";
+  }
+  llvm_unreachable("unknown attention kind");
+}
+
+std::optional<AttentionKind> mlir::mw::models::parseAttention(StringRef name) {
+  for (AttentionKind k : {AttentionKind::Fused, AttentionKind::Unfused})
+    if (stringifyAttention(k) == name)
+      return k;
+  return std::nullopt;
+}
+
 bool ModelConfig::operator==(const ModelConfig &o) const {
   return family == o.family && layers == o.layers && hidden == o.hidden &&
          heads == o.heads && ffn == o.ffn && seq == o.seq && batch == o.batch &&
          vocab == o.vocab && inFeatures == o.inFeatures &&
-         classes == o.classes && dtype == o.dtype && rotary == o.rotary;
+         classes == o.classes && dtype == o.dtype && rotary == o.rotary &&
+         attention == o.attention;
 }
 
 /// A transformer configuration; the MLP-only fields keep their defaults.
@@ -190,6 +208,10 @@ std::string mlir::mw::models::formatFlags(const ModelConfig &c) {
   os << " --dtype " << stringifyDType(c.dtype);
   if (c.rotary)
     os << " --rotary";
+  // Only the non-default is spelled out, so fused models regenerate with the
+  // same header as before the option existed.
+  if (c.attention != AttentionKind::Fused)
+    os << " --attention " << stringifyAttention(c.attention);
   return out;
 }
 
@@ -285,6 +307,9 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
   if (c.rotary && c.family != Family::Llama)
     return fail("--rotary applies only to the llama family, not " +
                 stringifyFamily(c.family));
+  if (isMlp && c.attention != AttentionKind::Fused)
+    return fail("--attention applies only to the gpt, llama and bert "
+                "families, not mlp");
   if (!isMlp) {
     if (c.hidden % c.heads != 0)
       return fail("--hidden (" + Twine(c.hidden) +
@@ -492,12 +517,62 @@ public:
   }
   Value silu(Value x) { return b.create<SiluOp>(loc, x); }
 
-  /// Attention over [B, H, S, Dh] heads with the default 1/sqrt(Dh) scale.
+  /// Attention over [B, H, S, Dh] heads with the default 1/sqrt(Dh) scale,
+  /// fused or unfused as the config asks.
   Value attention(Value q, Value k, Value v, bool causal) {
+    if (config.attention == AttentionKind::Unfused)
+      return unfusedAttention(q, k, v, causal);
     auto lse = tensor(shapeOf(q).drop_back(), b.getF32Type());
     auto op = b.create<AttentionOp>(loc, q.getType(), lse, q, k, v, causal,
                                     /*scale=*/nullptr);
     return op.getResult();
+  }
+
+  /// softmax(q k^T * 1/sqrt(Dh) + mask) v as PyTorch's eager GPT-2 computes
+  /// it, in q's element type. The scale is a rank-0 splat that mw.mul
+  /// broadcasts; the [S, S] mask broadcasts over [B, H] the same way, so
+  /// neither is materialized at the scores' size.
+  Value unfusedAttention(Value q, Value k, Value v, bool causal) {
+    ArrayRef<int64_t> qShape = shapeOf(q);
+    double scale = 1.0 / std::sqrt(static_cast<double>(qShape.back()));
+    Value scores = matmul(q, k, /*transposeRhs=*/true);
+    Value scaleValue = b.create<SplatOp>(loc, tensor({}, elementOf(q)),
+                                         b.getF64FloatAttr(scale));
+    Value x = mul(scores, scaleValue);
+    if (causal)
+      x = add(x, causalMask(qShape[qShape.size() - 2], elementOf(q)));
+    int64_t lastAxis = static_cast<int64_t>(shapeOf(x).size()) - 1;
+    Value probs = b.create<SoftmaxOp>(loc, x.getType(), x,
+                                      b.getI64IntegerAttr(lastAxis));
+    return matmul(probs, v);
+  }
+
+  /// The additive [S, S] causal mask: 0 where key j <= query i, -inf above
+  /// the diagonal (torch's masked_fill(-inf)). -inf cannot make a NaN: every
+  /// row keeps its diagonal, so the softmax's row maximum is finite and the
+  /// masked probabilities are exactly 0 (as is their gradient). Built once,
+  /// at the top of the function, and shared by every layer: at S = 1024 each
+  /// copy would be a 4 MiB constant.
+  Value causalMask(int64_t seq, Type elementType) {
+    auto type = tensor({seq, seq}, elementType);
+    if (mask) {
+      assert(mask.getType() == type && "every layer masks the same shape");
+      return mask;
+    }
+    const llvm::fltSemantics &sem =
+        cast<FloatType>(elementType).getFloatSemantics();
+    APFloat zero = APFloat::getZero(sem);
+    APFloat minusInf = APFloat::getInf(sem, /*Negative=*/true);
+    SmallVector<APFloat> values;
+    values.reserve(seq * seq);
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j)
+        values.push_back(j <= i ? zero : minusInf);
+    auto value = DenseElementsAttr::get(type, values);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&func.getBody().front());
+    mask = b.create<ConstantOp>(nameLoc("causal_mask"), type, value);
+    return mask;
   }
 
   Value constant(DenseElementsAttr value) {
@@ -531,6 +606,8 @@ private:
   llvm::StringMap<unsigned> argIndex;
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
+  /// The unfused attention's causal mask, once created.
+  Value mask;
 };
 } // namespace
 

@@ -9,10 +9,10 @@
 // RUN: not mw-opt %t.mlir --mw-remat=budget=1MiB -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FLOOR
 // FLOOR: error: {{.*}}mw-remat: budget 1048576 B (1.00 MiB) is below the persistent state of @train_step, 1422868 B (1.36 MiB) (parameters, optimizer state, inputs, outputs), which no rematerialization can reduce
 
-// The smallest peak the pass reaches is 2018580 B (all dropped); below it the
+// The smallest peak the pass reaches is 2018580 B (`all`); below it the
 // budget is unreachable, and the buffers live at that peak are listed.
 // RUN: not mw-opt %t.mlir --mw-remat=budget=2000000 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
-// UNREACHABLE: error: {{.*}}mw-remat: budget 2000000 B (1.91 MiB) is unreachable for @train_step: the smallest planned peak found is 2018580 B (1.93 MiB) (arena 595712 B (581.75 KiB) + persistent 1422868 B (1.36 MiB)); save-all peak 2197780 B (2.10 MiB)
+// UNREACHABLE: error: {{.*}}mw-remat: budget 2000000 B (1.91 MiB) is unreachable for @train_step: the smallest planned peak found is 2018580 B (1.93 MiB) (arena 595712 B (581.75 KiB) + persistent 1422868 B (1.36 MiB), strategy {{[^)]*}}); save-all peak 2197780 B (2.10 MiB)
 // UNREACHABLE: note: loc("{{.*}}"): live at the peak: '{{.*}}', {{[0-9]+}} B
 
 // RUN: not mw-opt %t.mlir --mw-remat="function=forward" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
@@ -25,10 +25,14 @@
 // STRATEGY: mw-remat: unknown strategy 'bogus' (expected auto, none, all, every-k, sqrt, selective or optimal)
 
 // RUN: not mw-opt %t.mlir --mw-remat=strategy=optimal -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIMAL
-// OPTIMAL: mw-remat: strategy=optimal (Checkmate's MILP) is not implemented yet; use auto with a budget
+// OPTIMAL: mw-remat: strategy=optimal needs a budget (budget=BYTES or NN%)
 
-// RUN: not mw-opt %t.mlir --mw-remat="strategy=all budget=1GB" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
-// FIXED: mw-remat: a budget needs strategy=auto (strategy=all takes no budget)
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=optimal budget=95% time-limit=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMELIMIT
+// TIMELIMIT: mw-remat: time-limit must be a positive number of seconds
+
+// A fixed strategy under a budget it does not meet.
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=selective budget=2000000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: error: {{.*}}mw-remat: strategy=selective plans a peak of 2051860 B (1.96 MiB) (arena 628992 B (614.25 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
 
 // RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100 or cpu)

@@ -1,12 +1,15 @@
 // --mw-memory-report shows what --mw-remat decided: the strategy, kept
-// activation bytes, recompute FLOPs against the step, the per-layer map, and
-// under a budget the save-all peak, the reached peak and the budget.
+// activation bytes, recompute FLOPs against the step, the per-layer map, the
+// save-all peak and the reached peak, and the budget when there is one.
 // RUN: mw-models gpt --preset gpt2-tiny --train -o %t.mlir
 // RUN: mw-opt %t.mlir --mw-remat="strategy=selective" --mw-memory-report -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=TEXT
 // RUN: mw-opt %t.mlir --mw-remat="budget=95%" --mw-memory-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=JSON
 
 // TEXT-LABEL: mw-memory-report @train_step
 // TEXT:       remat strategy          selective
+// TEXT-NEXT:  save-all peak           [[SAVEALL:[0-9]+]] ({{.*}}iB)
+// TEXT-NEXT:  peak after remat        {{[0-9]+}} ({{.*}}iB)
+// TEXT-NOT:   budget
 // TEXT-NEXT:  kept activations        {{[0-9]+}} ({{.*}}iB)
 // TEXT-NEXT:  recompute flops         {{[0-9]+}} ({{.*}}FLOP, {{[0-9.]+}}% of the step's {{.*}}FLOP, ~{{.*}} s)
 // TEXT-NEXT:  kept by layer: embeddings {{.*}}; h.0 {{.*}}; h.1 {{.*}};

@@ -1,5 +1,5 @@
 // --mw-remat computes the same outputs as the step it rewrites, bit for bit
-// (DESIGN.md decision 6), for every implemented strategy on the four model
+// (DESIGN.md decision 6), for every strategy on the four model
 // families: gpt2-tiny (fp32, AdamW), llama-tiny (bf16, grad-accum 2),
 // bert-tiny (fp16 with dynamic loss scaling) and mlp-tiny (SGD, Nesterov).
 // Inputs are saved from the original step and fed to each rewritten one.
@@ -20,6 +20,10 @@
 // RUN: mw-eval %t.gpt.sel.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // RUN: mw-opt %t.gpt.mlir --mw-remat="budget=95%" -o %t.gpt.auto.mlir
 // RUN: mw-eval %t.gpt.auto.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// RUN: mw-opt %t.gpt.mlir --mw-remat="budget=92%" -o %t.gpt.auto92.mlir
+// RUN: mw-eval %t.gpt.auto92.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal budget=92%" -o %t.gpt.opt.mlir
+// RUN: mw-eval %t.gpt.opt.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // Rematerializing a rematerialized step (clones count as backward ops).
 // RUN: mw-opt %t.gpt.sel.mlir --mw-remat=strategy=sqrt -o %t.gpt.twice.mlir
 // RUN: mw-eval %t.gpt.twice.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
@@ -43,6 +47,8 @@
 // RUN: mw-eval %t.llama.sel.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
 // RUN: mw-opt %t.llama.mlir --mw-remat="budget=100%" -o %t.llama.auto.mlir
 // RUN: mw-eval %t.llama.auto.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
+// RUN: mw-opt %t.llama.mlir --mw-remat="strategy=optimal budget=100%" -o %t.llama.opt.mlir
+// RUN: mw-eval %t.llama.opt.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
 
 // RUN: mw-models bert --preset bert-tiny --train --precision fp16 -o %t.bert.mlir
 // RUN: mw-eval %t.bert.mlir --entry train_step --random-inputs 7 --save-inputs %t.bert.in --print > %t.bert.ref
@@ -58,6 +64,8 @@
 // RUN: mw-eval %t.bert.sel.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 // RUN: mw-opt %t.bert.mlir --mw-remat="budget=98%" -o %t.bert.auto.mlir
 // RUN: mw-eval %t.bert.auto.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
+// RUN: mw-opt %t.bert.mlir --mw-remat="strategy=optimal budget=98%" -o %t.bert.opt.mlir
+// RUN: mw-eval %t.bert.opt.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 
 // RUN: mw-models mlp --preset mlp-tiny --train --optimizer sgd --momentum 0.9 --nesterov -o %t.mlp.mlir
 // RUN: mw-eval %t.mlp.mlir --entry train_step --random-inputs 7 --save-inputs %t.mlp.in --print > %t.mlp.ref
@@ -71,3 +79,5 @@
 // RUN: mw-eval %t.mlp.sqrt.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
 // RUN: mw-opt %t.mlp.mlir --mw-remat="budget=100%" -o %t.mlp.auto.mlir
 // RUN: mw-eval %t.mlp.auto.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
+// RUN: mw-opt %t.mlp.mlir --mw-remat="strategy=optimal budget=100%" -o %t.mlp.opt.mlir
+// RUN: mw-eval %t.mlp.opt.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -

@@ -82,6 +82,16 @@ cl::opt<bool> rotary(
     cl::desc("llama only: rotary position embeddings on queries and keys "
              "(cos/sin tables as [S, Dh/2] mw.constant ops)"),
     cl::cat(category));
+cl::opt<AttentionKind> attention(
+    "attention", cl::desc("gpt, llama and bert: how attention is computed"),
+    cl::values(clEnumValN(AttentionKind::Fused, "fused",
+                          "one mw.attention op (default)"),
+               clEnumValN(AttentionKind::Unfused, "unfused",
+                          "mw.matmul, scale, causal mask (one [S, S] "
+                          "mw.constant per function), mw.softmax, mw.matmul: "
+                          "the [B, H, S, S] scores are activations, as in "
+                          "PyTorch eager")),
+    cl::init(AttentionKind::Fused), cl::cat(category));
 
 cl::opt<std::string> outputFilename(
     "o", cl::value_desc("filename"),
@@ -207,6 +217,9 @@ OUTPUT:
   HuggingFace names and layouts: gpt's Conv1D weights are [in, out]; llama's
   and bert's Linear weights are [out, in], applied with transpose_rhs (also
   lm_head.weight [vocab, hidden]); mlp's layers.N.weight are [in, out].
+  Attention is one mw.attention op; --attention=unfused spells it out as
+  mw.matmul {transpose_rhs}, mw.mul by 1/sqrt(head_dim), mw.add of a causal
+  [S, S] mask (gpt, llama; 0 / -inf), mw.softmax and mw.matmul.
   No weights are materialized: generating gpt3-175b takes well under a second.
 )";
   return out;
@@ -294,6 +307,11 @@ int main(int argc, char **argv) {
     config.dtype = dtype;
   if (rotary.getNumOccurrences())
     config.rotary = rotary;
+  if (attention.getNumOccurrences()) {
+    if (isMlp)
+      return error("--attention does not apply to the mlp family");
+    config.attention = attention;
+  }
 
   bool trainOptionGiven = false;
   for (cl::Option *o : std::initializer_list<cl::Option *>{
@@ -393,7 +411,11 @@ int main(int argc, char **argv) {
                << "// " << stringifyFamily(config.family) << presetNote << ": "
                << describeDims(config) << " dtype="
                << stringifyDType(config.dtype)
-               << (config.rotary ? " rotary" : "") << "\n"
+               << (config.rotary ? " rotary" : "")
+               << (config.attention == AttentionKind::Unfused
+                       ? " attention=unfused"
+                       : "")
+               << "\n"
                << "// parameters: " << paramCount << "\n";
             (*module)->print(os, flags);
             return llvm::Error::success();

@@ -41,6 +41,18 @@ enum class Family {
 /// i32; norm statistics, attention lse and the loss are always f32.
 enum class DType { F32, BF16, F16 };
 
+/// How the transformers compute attention.
+enum class AttentionKind {
+  /// One `mw.attention` op (flash-style: only the [B, H, S] logsumexp is
+  /// saved for the backward pass).
+  Fused,
+  /// The eager PyTorch formulation from existing mw ops: matmul, scale, an
+  /// additive causal mask, softmax, matmul. The [B, H, S, S] scores and
+  /// probabilities are real activations, which is what benchmarks of
+  /// activation checkpointing (selective recompute) need.
+  Unfused,
+};
+
 /// The dimensions of one model. Fields a family does not use keep their
 /// defaults and are ignored (MLP uses layers, hidden, inFeatures, classes and
 /// batch; the transformers use everything but inFeatures and classes).
@@ -65,6 +77,8 @@ struct ModelConfig {
   DType dtype = DType::F32;
   /// Llama only: rotary position embeddings on queries and keys.
   bool rotary = false;
+  /// Not MLP: fused `mw.attention` or the unfused op sequence.
+  AttentionKind attention = AttentionKind::Fused;
 
   bool operator==(const ModelConfig &other) const;
   bool operator!=(const ModelConfig &other) const { return !(*this == other); }
@@ -94,9 +108,13 @@ std::string listFamilyNames();
 /// "f32", "bf16", "f16".
 llvm::StringRef stringifyDType(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
+/// "fused", "unfused".
+llvm::StringRef stringifyAttention(AttentionKind kind);
+std::optional<AttentionKind> parseAttention(llvm::StringRef name);
 
 /// Checks that every size the family uses is positive, that hidden is a
-/// multiple of heads (and the head dimension even with rotary), that vocab and
+/// multiple of heads (and the head dimension even with rotary), that rotary
+/// and unfused attention are asked of families that have them, that vocab and
 /// classes fit the i32 labels, and that no tensor's element count overflows
 /// int64. On failure sets `error` to one sentence naming the offending value.
 LogicalResult validate(const ModelConfig &config, std::string &error);

@@ -4,10 +4,11 @@
 // value the backward pass uses is either kept (alive from the forward pass to
 // its last backward use) or dropped and recomputed by cloning its forward
 // recompute chain right before its first backward use. Strategies choose the
-// kept set; with a budget, the peak of each candidate program is measured by
-// running the real pipeline (--mw-bufferize, --mw-static-arena) on a copy of
-// the module, so the budget holds for the arena the runtime will allocate,
-// not for a proxy. docs/remat.md has the design and the numbers.
+// kept set. Candidates are planned and simulated on an integer copy of the
+// step (StepGraph) with the arena's rules; the chosen program's peak is then
+// measured by running the real pipeline (--mw-bufferize, --mw-static-arena)
+// on a copy of the module, so a budget holds for the arena the runtime will
+// allocate, not for a proxy. docs/remat.md has the design and the numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Planning/Milp.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,13 +33,18 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
+#include <climits>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #define DEBUG_TYPE "mw-remat"
 
@@ -279,115 +286,407 @@ LogicalResult StepInfo::build(func::FuncOp f) {
 }
 
 //===----------------------------------------------------------------------===//
-// The rewrite
+// The step as arrays
 //===----------------------------------------------------------------------===//
 
-struct RematStats {
-  int64_t kept = 0;
-  int64_t dropped = 0;
-  int64_t clonedOps = 0;
-  int64_t recomputeFlops = 0;
-  double recomputeSeconds = 0.0;
+/// The step's ops and values with integer ids, so that candidate kept sets
+/// can be planned and simulated without touching the IR. Built the same way
+/// from a copy of the module, it gives the same ids.
+struct StepGraph {
+  struct Node {
+    Operation *op = nullptr;
+    /// Value ids the op reads: its operands first (`numDirect` of them),
+    /// then values from above read inside its regions.
+    SmallVector<int> operands;
+    unsigned numDirect = 0;
+    SmallVector<int> results;
+    /// Per result: the operand index an optimizer update writes in place
+    /// (-1 for none), and whether --mw-form-kernels may give the result a
+    /// dying operand's buffer (elementwise ops).
+    SmallVector<int> tied;
+    SmallVector<bool> inPlace;
+    bool forward = false, terminator = false, view = false, constant = false;
+    int64_t flops = 0;
+    double seconds = 0.0;
+    /// What the strategies minimize: `seconds`, or with cost=flops the
+    /// FLOPs at the target's peak compute.
+    double cost = 0.0;
+  };
+  struct Val {
+    int64_t bytes = 0;
+    int def = -1; ///< node id, -1 for a function argument
+    Type type;
+  };
+  std::vector<Node> nodes;
+  std::vector<Val> vals;
+  std::vector<Value> values;
+  llvm::DenseMap<Value, int> ids;
+  /// The value id of each of StepInfo::saved, and which ids are saved.
+  SmallVector<int> saved;
+
+  StepGraph(const StepInfo &info, const Target &target, bool flopsCost);
+  bool isBackward(int node) const {
+    return !nodes[node].forward && !nodes[node].terminator;
+  }
+  int idOf(Value v) {
+    auto [it, inserted] = ids.try_emplace(v, static_cast<int>(vals.size()));
+    if (inserted) {
+      Val val;
+      val.type = v.getType();
+      val.bytes = isa<ShapedType>(v.getType()) ? shapedBytes(v.getType()) : 0;
+      vals.push_back(val);
+      values.push_back(v);
+    }
+    return it->second;
+  }
+};
+
+StepGraph::StepGraph(const StepInfo &info, const Target &target,
+                     bool flopsCost) {
+  for (BlockArgument arg : info.body->getArguments())
+    idOf(arg);
+  for (Operation &op : *info.body) {
+    Node n;
+    n.op = &op;
+    for (Value v : op.getOperands())
+      n.operands.push_back(idOf(v));
+    n.numDirect = n.operands.size();
+    // Values from above read inside the op's regions count as its operands.
+    op.walk([&](Operation *inner) {
+      if (inner == &op)
+        return;
+      for (Value v : inner->getOperands())
+        if (!op.isAncestor(v.getParentBlock()->getParentOp()))
+          n.operands.push_back(idOf(v));
+    });
+    int id = nodes.size();
+    for (Value r : op.getResults()) {
+      n.results.push_back(idOf(r));
+      vals[n.results.back()].def = id;
+    }
+    bool update = isa<AdamWOp, SgdOp, LossScaleUpdateOp>(op);
+    for (unsigned r = 0; r < op.getNumResults(); ++r) {
+      std::optional<unsigned> t = getInPlaceOperand(&op, r);
+      n.tied.push_back(update && t ? static_cast<int>(*t) : -1);
+      n.inPlace.push_back(!update && t);
+    }
+    n.forward = info.forward.contains(&op);
+    n.terminator = op.hasTrait<mlir::OpTrait::IsTerminator>();
+    n.view = isa<ReshapeOp>(op);
+    n.constant = op.hasTrait<mlir::OpTrait::ConstantLike>();
+    n.flops = opFlops(&op);
+    n.seconds = opSeconds(&op, target);
+    n.cost = flopsCost ? n.flops / target.flopsPerSecond : n.seconds;
+    nodes.push_back(std::move(n));
+  }
+  for (Value v : info.saved)
+    saved.push_back(ids.lookup(v));
+}
+
+//===----------------------------------------------------------------------===//
+// The rewrite: planned on the arrays, applied to the IR
+//===----------------------------------------------------------------------===//
+
+/// The clones a kept set implies and the values that replace the dropped
+/// ones in the backward pass.
+struct RematPlan {
+  struct Clone {
+    int node;   ///< the forward node cloned
+    int before; ///< inserted right before this node (after earlier clones)
+    SmallVector<int> operands; ///< value ids of its direct operands
+    int firstResult;           ///< id of its first result; the rest follow
+  };
+  std::vector<Clone> clones;
+  /// (dropped saved value, the value its backward uses read instead).
+  SmallVector<std::pair<int, int>> replace;
+  int numValues = 0;
+  int64_t kept = 0, dropped = 0, flops = 0;
+  double seconds = 0.0, cost = 0.0;
 };
 
 /// Keeps the saved values whose bit is set in `keep` (and the forced ones)
-/// and recomputes the others. `share`: a dropped value recomputed inside
+/// and recomputes the others, each right before its first backward use, by
+/// cloning its recompute chain. `share`: a dropped value recomputed inside
 /// another value's chain serves its own backward uses too (a checkpointed
 /// segment is recomputed once, as torch.utils.checkpoint does); without it
 /// only clones still live anyway are reused.
-RematStats rematerialize(const StepInfo &info, const llvm::BitVector &keep,
-                         bool share, const Target &target) {
-  RematStats stats;
-  llvm::DenseSet<Value> kept;
+RematPlan planRemat(const StepGraph &g, const StepInfo &info,
+                    const llvm::BitVector &keep, bool share) {
+  RematPlan plan;
+  std::vector<char> kept(g.vals.size(), 0);
   struct Dropped {
-    Value value;
-    Operation *firstUse;
-    int64_t first, last;
-    SmallVector<OpOperand *> uses;
+    int value;
+    int first, last;
   };
   SmallVector<Dropped> dropped;
-  llvm::DenseMap<Value, int64_t> droppedIndex;
-  for (auto [i, v] : llvm::enumerate(info.saved)) {
+  for (auto [i, v] : llvm::enumerate(g.saved)) {
     if (keep.test(i) || info.forced.test(i)) {
-      kept.insert(v);
-      ++stats.kept;
+      kept[v] = 1;
+      ++plan.kept;
       continue;
     }
-    Dropped d{v, nullptr, INT64_MAX, -1, {}};
-    for (OpOperand &use : v.getUses()) {
-      if (!info.isBackwardUse(use))
-        continue;
-      Operation *user = info.topLevel(use.getOwner());
-      int64_t p = info.position.lookup(user);
-      if (p < d.first) {
-        d.first = p;
-        d.firstUse = user;
-      }
-      d.last = std::max(d.last, p);
-      d.uses.push_back(&use);
-    }
-    droppedIndex[v] = dropped.size();
-    dropped.push_back(std::move(d));
+    dropped.push_back({v, INT_MAX, -1});
   }
-  stats.dropped = dropped.size();
+  plan.dropped = dropped.size();
+  if (dropped.empty()) {
+    plan.numValues = g.vals.size();
+    return plan;
+  }
+  // First and last backward use of each dropped value.
+  llvm::DenseMap<int, unsigned> droppedIndex;
+  for (auto [i, d] : llvm::enumerate(dropped))
+    droppedIndex[d.value] = i;
+  for (auto [j, n] : llvm::enumerate(g.nodes)) {
+    if (!g.isBackward(j))
+      continue;
+    for (int v : n.operands) {
+      auto it = droppedIndex.find(v);
+      if (it == droppedIndex.end())
+        continue;
+      Dropped &d = dropped[it->second];
+      d.first = std::min<int>(d.first, j);
+      d.last = std::max<int>(d.last, j);
+    }
+  }
   std::stable_sort(dropped.begin(), dropped.end(),
                    [](const Dropped &a, const Dropped &b) {
                      return a.first < b.first;
                    });
-  llvm::DenseMap<Value, int64_t> lastUse;
+  std::vector<int> lastUse(g.vals.size(), -1);
   for (const Dropped &d : dropped)
     lastUse[d.value] = d.last;
 
-  /// A recomputed value and the last position where it is live anyway.
+  /// A recomputed value and the last node index where it is live anyway.
   struct Available {
-    Value clone;
-    int64_t liveUntil;
+    int clone;
+    int liveUntil;
   };
-  llvm::DenseMap<Value, Available> available;
-  llvm::DenseSet<Value> done;
-  func::FuncOp func = info.func;
-  OpBuilder builder(func.getContext());
-
-  // Recomputes `v` at position `p` (the builder's insertion point).
-  std::function<Value(Value, int64_t, Value)> materialize =
-      [&](Value v, int64_t p, Value wanted) -> Value {
-    Operation *def = v.getDefiningOp();
-    if (!def || !info.forward.contains(def) || kept.contains(v))
+  llvm::DenseMap<int, Available> available;
+  llvm::DenseSet<int> done;
+  int next = g.vals.size();
+  std::function<int(int, int, int)> materialize = [&](int v, int p,
+                                                      int wanted) -> int {
+    int def = g.vals[v].def;
+    if (def < 0 || !g.nodes[def].forward || kept[v])
       return v;
     auto it = available.find(v);
     if (it != available.end() && it->second.liveUntil >= p)
       return it->second.clone;
-    IRMapping mapping;
-    for (Value operand : def->getOperands())
-      mapping.map(operand, materialize(operand, p, wanted));
-    Operation *clone = builder.clone(*def, mapping);
-    clone->setAttr("mw.recompute", builder.getUnitAttr());
-    ++stats.clonedOps;
-    stats.recomputeFlops += opFlops(clone);
-    stats.recomputeSeconds += opSeconds(clone, target);
-    for (auto [orig, copy] :
-         llvm::zip_equal(def->getResults(), clone->getResults())) {
+    const StepGraph::Node &node = g.nodes[def];
+    RematPlan::Clone c;
+    c.node = def;
+    c.before = p;
+    for (unsigned o = 0; o < node.numDirect; ++o)
+      c.operands.push_back(materialize(node.operands[o], p, wanted));
+    c.firstResult = next;
+    next += node.results.size();
+    plan.flops += node.flops;
+    plan.seconds += node.seconds;
+    plan.cost += node.cost;
+    int result = -1;
+    for (auto [r, orig] : llvm::enumerate(node.results)) {
+      int copy = c.firstResult + r;
+      if (orig == v)
+        result = copy;
       auto existing = available.find(orig);
       if (existing != available.end() && existing->second.liveUntil >= p)
         continue;
-      int64_t liveUntil = p;
-      if (lastUse.count(orig) && !done.contains(orig) &&
+      int liveUntil = p;
+      if (lastUse[orig] >= 0 && !done.contains(orig) &&
           (share || orig == wanted))
         liveUntil = lastUse[orig];
       available[orig] = {copy, liveUntil};
     }
-    return clone->getResult(cast<OpResult>(v).getResultNumber());
+    plan.clones.push_back(std::move(c));
+    return result;
   };
-
-  for (Dropped &d : dropped) {
-    builder.setInsertionPoint(d.firstUse);
-    Value r = materialize(d.value, d.first, d.value);
+  for (const Dropped &d : dropped) {
+    int r = materialize(d.value, d.first, d.value);
     available[d.value] = {r, d.last};
     done.insert(d.value);
-    for (OpOperand *use : d.uses)
-      use->set(r);
+    plan.replace.push_back({d.value, r});
   }
-  return stats;
+  plan.numValues = next;
+  return plan;
+}
+
+/// Applies `plan` (made on a graph of this very function) to the IR.
+void applyPlan(const StepGraph &g, const RematPlan &plan) {
+  std::vector<Value> values(g.values);
+  values.resize(plan.numValues);
+  OpBuilder builder(g.nodes.front().op->getContext());
+  UnitAttr recompute = builder.getUnitAttr();
+  for (const RematPlan::Clone &c : plan.clones) {
+    Operation *def = g.nodes[c.node].op;
+    builder.setInsertionPoint(g.nodes[c.before].op);
+    IRMapping mapping;
+    for (auto [operand, id] : llvm::zip_equal(def->getOperands(), c.operands))
+      mapping.map(operand, values[id]);
+    Operation *clone = builder.clone(*def, mapping);
+    clone->setAttr("mw.recompute", recompute);
+    for (unsigned r = 0; r < clone->getNumResults(); ++r)
+      values[c.firstResult + r] = clone->getResult(r);
+  }
+  Block *body = g.nodes.front().op->getBlock();
+  llvm::DenseMap<Operation *, int> nodeOf;
+  for (auto [j, n] : llvm::enumerate(g.nodes))
+    nodeOf[n.op] = j;
+  for (auto [v, r] : plan.replace) {
+    for (OpOperand &use : llvm::make_early_inc_range(g.values[v].getUses())) {
+      Operation *top = body->findAncestorOpInBlock(*use.getOwner());
+      auto it = top ? nodeOf.find(top) : nodeOf.end();
+      if (it != nodeOf.end() && g.isBackward(it->second))
+        use.set(values[r]);
+    }
+  }
+}
+
+/// The arena a plan needs, by the rules of the real pipeline on the
+/// rewritten program: one buffer per value, except that a reshape is a view
+/// of its operand, an optimizer update writes its state in place, and an
+/// elementwise op reuses an operand of its type whose buffer dies there (what
+/// --mw-form-kernels and One-Shot Bufferize do); arguments, returned values
+/// and constants are not in the arena. The peak of the live bytes (each
+/// buffer rounded up to `alignment`) is the packer's lower bound, which
+/// `best` reaches within 0.2% on training steps (docs/planner.md); the
+/// chosen plan is then measured with the real pipeline. `profile`, when
+/// given, receives the live bytes at each op of the original step (the most
+/// at the op or at the clones inserted before it).
+int64_t simulateArena(const StepGraph &g, const RematPlan &plan,
+                      int64_t alignment,
+                      std::vector<int64_t> *profile = nullptr) {
+  int numValues = plan.numValues;
+  std::vector<int> repl(g.vals.size(), -1);
+  for (auto [v, r] : plan.replace)
+    repl[v] = r;
+  // Value metadata for clone results.
+  auto valueOf = [&](int id) -> const StepGraph::Val & {
+    if (id < static_cast<int>(g.vals.size()))
+      return g.vals[id];
+    // A clone result: find its clone (clones are few; binary search).
+    auto it = std::upper_bound(
+        plan.clones.begin(), plan.clones.end(), id,
+        [](int x, const RematPlan::Clone &c) { return x < c.firstResult; });
+    const RematPlan::Clone &c = *std::prev(it);
+    return g.vals[g.nodes[c.node].results[id - c.firstResult]];
+  };
+  // Pass 1: positions, defs and last uses.
+  std::vector<int> def(numValues, -1), last(numValues, -1);
+  int pos = 0;
+  size_t ci = 0;
+  auto forEachOp = [&](auto &&fn) {
+    pos = 0;
+    ci = 0;
+    for (int j = 0, e = g.nodes.size(); j < e; ++j) {
+      for (; ci < plan.clones.size() && plan.clones[ci].before == j; ++ci, ++pos)
+        fn(g.nodes[plan.clones[ci].node], &plan.clones[ci], pos, false);
+      fn(g.nodes[j], nullptr, pos, g.isBackward(j));
+      ++pos;
+    }
+  };
+  auto operandAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
+                       bool backward, unsigned o) {
+    if (c)
+      return o < c->operands.size() ? c->operands[o] : n.operands[o];
+    int v = n.operands[o];
+    return backward && repl[v] >= 0 ? repl[v] : v;
+  };
+  auto resultAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
+                      unsigned r) {
+    return c ? c->firstResult + static_cast<int>(r) : n.results[r];
+  };
+  std::vector<char> returned(numValues, 0);
+  std::vector<int> nodeAt;
+  forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                bool backward) {
+    // -1 for a clone (`n` is then the forward node it copies).
+    nodeAt.push_back(c ? -1 : static_cast<int>(&n - g.nodes.data()));
+    for (unsigned o = 0; o < n.operands.size(); ++o) {
+      int v = operandAt(n, c, backward, o);
+      last[v] = p;
+      if (n.terminator)
+        returned[v] = 1;
+    }
+    for (unsigned r = 0; r < n.results.size(); ++r)
+      def[resultAt(n, c, r)] = p;
+  });
+  // Pass 2: buffers (union-find over aliasing values).
+  std::vector<int> parent(numValues);
+  for (int i = 0; i < numValues; ++i)
+    parent[i] = i;
+  std::function<int(int)> find = [&](int x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<int> start(numValues, 0), end(numValues, 0);
+  std::vector<char> outside(numValues, 0); // not in the arena
+  for (int i = 0, e = g.vals.size(); i < e; ++i)
+    if (g.vals[i].def < 0) {
+      outside[i] = 1;
+      end[i] = last[i];
+    }
+  auto join = [&](int r, int into) {
+    int root = find(into);
+    parent[r] = root;
+    end[root] = std::max(end[root], std::max(last[r], def[r]));
+    outside[root] |= returned[r];
+  };
+  forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                bool backward) {
+    for (unsigned ri = 0; ri < n.results.size(); ++ri) {
+      int r = resultAt(n, c, ri);
+      if (n.view && n.numDirect > 0) {
+        join(r, operandAt(n, c, backward, 0));
+        continue;
+      }
+      if (n.tied[ri] >= 0) {
+        join(r, operandAt(n, c, backward, n.tied[ri]));
+        continue;
+      }
+      bool joined = false;
+      if (n.inPlace[ri]) {
+        Type type = valueOf(r).type;
+        for (unsigned o = 0; o < n.numDirect && !joined; ++o) {
+          int u = operandAt(n, c, backward, o);
+          int root = find(u);
+          if (valueOf(u).type != type || outside[root] || end[root] > p)
+            continue;
+          join(r, u);
+          joined = true;
+        }
+      }
+      if (joined)
+        continue;
+      start[r] = p;
+      end[r] = std::max(last[r], p);
+      outside[r] = n.constant || returned[r];
+    }
+  });
+  std::vector<int64_t> delta(pos + 2, 0);
+  for (int i = 0; i < numValues; ++i) {
+    if (parent[i] != i || outside[i] || def[i] < 0)
+      continue;
+    int64_t bytes = valueOf(i).bytes;
+    bytes = (bytes + alignment - 1) / alignment * alignment;
+    delta[start[i]] += bytes;
+    delta[end[i] + 1] -= bytes;
+  }
+  // The profile is per op of the original step: the most live bytes at the
+  // op or at the clones inserted before it.
+  int64_t live = 0, peak = 0, sinceLastNode = 0;
+  if (profile)
+    profile->assign(g.nodes.size(), 0);
+  for (int p = 0; p < pos; ++p) {
+    live += delta[p];
+    peak = std::max(peak, live);
+    sinceLastNode = std::max(sinceLastNode, live);
+    if (profile && nodeAt[p] >= 0) {
+      (*profile)[nodeAt[p]] = sinceLastNode;
+      sinceLastNode = 0;
+    }
+  }
+  return peak;
 }
 
 //===----------------------------------------------------------------------===//
@@ -500,6 +799,45 @@ bool isAttentionRegion(StringRef region) {
   return last.ends_with("attn") || last.ends_with("attention");
 }
 
+/// Where each saved value is used: its last forward use and its first and
+/// last backward use (op indices of the step), and which saved index a value
+/// id is (-1 for values that are not droppable saved values).
+struct SavedUses {
+  SmallVector<int> lastFwd, firstBwd, lastBwd;
+  std::vector<int> savedIndex;
+  std::vector<char> forcedValue;
+
+  SavedUses(const StepGraph &g, const StepInfo &info) {
+    unsigned n = g.saved.size();
+    savedIndex.assign(g.vals.size(), -1);
+    forcedValue.assign(g.vals.size(), 0);
+    for (auto [i, v] : llvm::enumerate(g.saved)) {
+      if (info.forced.test(i))
+        forcedValue[v] = 1;
+      else
+        savedIndex[v] = i;
+    }
+    lastFwd.assign(n, -1);
+    firstBwd.assign(n, INT_MAX);
+    lastBwd.assign(n, -1);
+    for (auto [j, node] : llvm::enumerate(g.nodes))
+      for (int v : node.operands) {
+        int i = savedIndex[v];
+        if (i < 0)
+          continue;
+        if (node.forward) {
+          lastFwd[i] = std::max<int>(lastFwd[i], j);
+        } else if (g.isBackward(j)) {
+          firstBwd[i] = std::min<int>(firstBwd[i], j);
+          lastBwd[i] = std::max<int>(lastBwd[i], j);
+        }
+      }
+  }
+  /// Whether saved value `i`, when dropped, has its recomputed copy alive at
+  /// op `t` (recomputed earlier, not yet past its last use).
+  bool aliveAt(int i, int t) const { return firstBwd[i] < t && t <= lastBwd[i]; }
+};
+
 //===----------------------------------------------------------------------===//
 // Measuring
 //===----------------------------------------------------------------------===//
@@ -514,9 +852,36 @@ struct Measurement {
   int64_t arena = 0;
   int64_t persistent = 0;
   int64_t peak() const { return arena + persistent; }
-  RematStats stats;
   SmallVector<LiveAtPeak> live;
 };
+
+/// A kept set, the plan it implies and its simulated arena.
+struct Candidate {
+  std::string name;
+  llvm::BitVector keep;
+  bool share = false;
+  int64_t flops = 0;
+  double seconds = 0.0, cost = 0.0;
+  int64_t simArena = 0;
+  /// The arena the real pipeline planned, once measured.
+  std::optional<int64_t> arena;
+  int64_t effectiveArena() const {
+    return arena ? std::max(*arena, simArena) : simArena;
+  }
+};
+
+/// Cheaper first: the recompute cost minimized (time, or FLOPs with
+/// cost=flops), then FLOPs, then time, then the smaller arena, then the
+/// earlier candidate (the order is fixed, so the choice is deterministic).
+bool cheaper(const Candidate &a, const Candidate &b) {
+  if (a.cost != b.cost)
+    return a.cost < b.cost;
+  if (a.flops != b.flops)
+    return a.flops < b.flops;
+  if (a.seconds != b.seconds)
+    return a.seconds < b.seconds;
+  return a.effectiveArena() < b.effectiveArena();
+}
 
 struct MwRematPass : public mw::impl::MwRematBase<MwRematPass> {
   using MwRematBase::MwRematBase;
@@ -524,15 +889,28 @@ struct MwRematPass : public mw::impl::MwRematBase<MwRematPass> {
   void runOnOperation() override;
 
 private:
-  /// Applies `keep` to a copy of the module and plans it with the real
+  /// Applies `plan` to a copy of the module and plans it with the real
   /// pipeline; failure after a diagnostic.
-  FailureOr<Measurement> measure(const llvm::BitVector &keep, bool share,
-                                 bool wantLive);
+  FailureOr<Measurement> measure(const RematPlan &plan, bool wantLive);
+  /// Checkmate-style MILP; fills `milp*` and returns the kept set.
+  FailureOr<llvm::BitVector> solveOptimal(const StepInfo &info,
+                                          const StepGraph &g,
+                                          int64_t arenaBudget);
   const Target *tgt = nullptr;
+  double verifySeconds = 0.0;
+  std::string lastMilpStatus;
+  double lastMilpGap = 0.0;
+  std::string milpSummary;
 };
 
-FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
-                                            bool share, bool wantLive) {
+FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
+                                            bool wantLive) {
+  auto startTime = std::chrono::steady_clock::now();
+  auto done = llvm::make_scope_exit([&] {
+    verifySeconds += std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - startTime)
+                         .count();
+  });
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
@@ -545,8 +923,7 @@ FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
   StepInfo info;
   if (failed(info.build(f)))
     return failure();
-  Measurement m;
-  m.stats = rematerialize(info, keep, share, *tgt);
+  applyPlan(StepGraph(info, *tgt, cost == "flops"), plan);
 
   // The nested pipeline's remarks (buffers not planned) are noise here.
   ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &d) {
@@ -558,6 +935,7 @@ FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
     return mlir::emitError(module.getLoc(), "mw-remat: bufferizing the rematerialized step "
                             "failed"),
            failure();
+  Measurement m;
   {
     BufferLiveness liveness(f);
     for (BlockArgument arg : f.getArguments())
@@ -587,9 +965,9 @@ FailureOr<Measurement> MwRematPass::measure(const llvm::BitVector &keep,
                        });
     }
   }
-  PassManager plan(ctx, ModuleOp::getOperationName());
-  plan.addPass(createMwStaticArena());
-  if (failed(plan.run(*copy)))
+  PassManager plan2(ctx, ModuleOp::getOperationName());
+  plan2.addPass(createMwStaticArena());
+  if (failed(plan2.run(*copy)))
     return mlir::emitError(module.getLoc(), "mw-remat: planning the rematerialized step "
                             "failed"),
            failure();
@@ -605,6 +983,211 @@ std::string formatBytes(int64_t bytes) {
   else if (bytes >= 1024)
     s += llvm::formatv(" ({0:F2} KiB)", bytes / 1024.0).str();
   return s;
+}
+
+/// The arena alignment --mw-static-arena uses by default, which the
+/// simulation rounds buffers to.
+constexpr int64_t kAlignment = 256;
+
+//===----------------------------------------------------------------------===//
+// optimal: Checkmate's MILP on the fixed schedule
+//===----------------------------------------------------------------------===//
+
+/// The MILP, on the step's fixed op order (Checkmate's formulation with the
+/// schedule fixed, as in its linearized variant): a binary d_i per droppable
+/// saved value (1: dropped, recomputed right before its first backward use
+/// and alive to its last, as strategy `auto`'s non-sharing rewrite does);
+///  - memory: at every op p of the save-all program whose live bytes
+///    (simulated, same rules as the arena) exceed the arena budget, the
+///    dropped values that are dead at p (after their last forward use,
+///    before their first backward use) free at least the excess;
+///  - cost: a continuous x[t,o] per insertion point t and forward op o that
+///    t's recompute chains may reach: x[t,def(v)] >= d_v for the values
+///    first used at t, and along every operand edge o <- o' of a chain
+///    x[t,o'] >= x[t,o] (an intermediate, never kept) or
+///    x[t,o'] >= x[t,o] + d_u - 1 (a droppable saved u), except where u is
+///    still alive at t (recomputed earlier, not yet past its last use);
+///    minimize sum x[t,o] * roofline seconds of o.
+/// Transient chain buffers are not in the memory rows: the result is checked
+/// with the real pipeline, and the budget tightened by the excess if needed.
+FailureOr<llvm::BitVector> MwRematPass::solveOptimal(const StepInfo &info,
+                                                     const StepGraph &g,
+                                                     int64_t arenaBudget) {
+  using memwall::planning::MilpModel;
+  using memwall::planning::MilpResult;
+  unsigned n = g.saved.size();
+  SavedUses uses(g, info);
+  const std::vector<int> &savedIndex = uses.savedIndex;
+  const SmallVector<int> &lastFwd = uses.lastFwd, &firstBwd = uses.firstBwd;
+  RematPlan saveAll = planRemat(g, info, llvm::BitVector(n, true), false);
+  std::vector<int64_t> base;
+  simulateArena(g, saveAll, kAlignment, &base);
+
+  MilpModel model;
+  SmallVector<int> dropVar(n, -1);
+  for (unsigned i = 0; i < n; ++i)
+    if (!info.forced.test(i) && firstBwd[i] != INT_MAX)
+      dropVar[i] = model.addVar(0.0, 1.0, 0.0, /*integer=*/true);
+  auto aligned = [](int64_t b) {
+    return (b + kAlignment - 1) / kAlignment * kAlignment;
+  };
+  // Memory rows, one per run of ops with the same set of freeable values
+  // (the set changes only at a last forward or first backward use).
+  {
+    std::vector<std::vector<int>> startsAt(g.nodes.size() + 1),
+        endsAt(g.nodes.size() + 1);
+    for (unsigned i = 0; i < n; ++i) {
+      if (dropVar[i] < 0)
+        continue;
+      int from = std::max(lastFwd[i], g.vals[g.saved[i]].def) + 1;
+      if (from < firstBwd[i]) {
+        startsAt[from].push_back(i);
+        endsAt[firstBwd[i]].push_back(i);
+      }
+    }
+    llvm::SetVector<int> active;
+    int64_t excess = 0;
+    bool dirty = false;
+    auto flush = [&]() {
+      if (!dirty || excess <= 0)
+        return;
+      std::vector<std::pair<int, double>> terms;
+      for (int i : active)
+        terms.push_back(
+            {dropVar[i], static_cast<double>(aligned(g.vals[g.saved[i]].bytes))});
+      model.addRow(std::move(terms), static_cast<double>(excess),
+                   MilpModel::kInfinity);
+    };
+    for (size_t p = 0; p < g.nodes.size(); ++p) {
+      if (!startsAt[p].empty() || !endsAt[p].empty()) {
+        flush();
+        for (int i : endsAt[p])
+          active.remove(i);
+        for (int i : startsAt[p])
+          active.insert(i);
+        excess = 0;
+        dirty = false;
+      }
+      int64_t over = (p < base.size() ? base[p] : 0) - arenaBudget;
+      if (over > excess) {
+        excess = over;
+        dirty = true;
+      }
+    }
+    flush();
+  }
+  // Cost: chains per insertion point.
+  std::map<int, SmallVector<unsigned>> byPoint;
+  for (unsigned i = 0; i < n; ++i)
+    if (dropVar[i] >= 0)
+      byPoint[firstBwd[i]].push_back(i);
+  const std::vector<char> &forcedValue = uses.forcedValue;
+  for (auto &[t, direct] : byPoint) {
+    llvm::DenseMap<int, int> var; // forward node -> x[t, node]
+    SmallVector<int> work;
+    auto chainVar = [&](int node) {
+      auto [it, inserted] = var.try_emplace(node, -1);
+      if (inserted) {
+        it->second = model.addVar(0.0, 1.0, g.nodes[node].cost * 1e6,
+                                  /*integer=*/false);
+        work.push_back(node);
+      }
+      return it->second;
+    };
+    for (unsigned i : direct)
+      model.addRow({{chainVar(g.vals[g.saved[i]].def), 1.0}, {dropVar[i], -1.0}},
+                   0.0, MilpModel::kInfinity);
+    while (!work.empty()) {
+      int o = work.pop_back_val();
+      int xo = var.lookup(o);
+      const StepGraph::Node &node = g.nodes[o];
+      for (unsigned k = 0; k < node.numDirect; ++k) {
+        int u = node.operands[k];
+        int def = g.vals[u].def;
+        if (def < 0 || !g.nodes[def].forward || forcedValue[u])
+          continue;
+        int i = savedIndex[u];
+        if (i >= 0 && uses.aliveAt(i, t))
+          continue; // u's own recomputed copy is alive at t
+        if (i >= 0 && dropVar[i] < 0)
+          continue; // kept (no backward use is impossible for saved)
+        int xdef = chainVar(def);
+        if (i >= 0)
+          model.addRow({{xdef, 1.0}, {xo, -1.0}, {dropVar[i], -1.0}}, -1.0,
+                       MilpModel::kInfinity);
+        else
+          model.addRow({{xdef, 1.0}, {xo, -1.0}}, 0.0, MilpModel::kInfinity);
+      }
+    }
+  }
+  MilpResult result = memwall::planning::solveMilp(model, timeLimit);
+  milpSummary = llvm::formatv(" milp_status={0} milp_objective={1} "
+                              "milp_bound={2} milp_gap={3} milp_vars={4} "
+                              "milp_rows={5}",
+                              memwall::planning::toString(result.status),
+                              result.objective * 1e-6, result.bound * 1e-6,
+                              result.gap, model.vars.size(), model.rows.size())
+                    .str();
+  lastMilpStatus = memwall::planning::toString(result.status);
+  lastMilpGap = result.gap;
+  if (result.status != MilpResult::Status::Optimal &&
+      result.status != MilpResult::Status::Feasible) {
+    if (result.status == MilpResult::Status::Error)
+      mlir::emitError(func::FuncOp(info.func).getLoc())
+          << "mw-remat: the MILP solver failed: " << result.message;
+    return failure();
+  }
+  llvm::BitVector keep(n, true);
+  for (unsigned i = 0; i < n; ++i)
+    if (dropVar[i] >= 0 && result.x[dropVar[i]] > 0.5)
+      keep.reset(i);
+  return keep;
+}
+
+/// The kept set of a fixed strategy, and whether its rewrite shares
+/// recomputed segments; failure after a diagnostic.
+FailureOr<std::pair<llvm::BitVector, bool>>
+fixedKeep(const StepInfo &info, StringRef strategy, int64_t k,
+          StringRef function) {
+  unsigned n = info.saved.size();
+  llvm::BitVector keep(n, true);
+  bool share = true;
+  if (strategy == "all") {
+    keep.reset();
+    share = false;
+  } else if (strategy == "every-k" || strategy == "selective") {
+    BlockInfo bi = computeBlocks(info);
+    if (bi.blocks.empty())
+      return mlir::emitError(func::FuncOp(info.func).getLoc())
+                 << "mw-remat: strategy=" << strategy
+                 << " needs transformer blocks, named by op locations with a "
+                    "layer index (loc(\"h.0.attn\"), "
+                    "loc(\"model.layers.0.mlp\")); @"
+                 << function << " has none",
+             failure();
+    llvm::StringMap<unsigned> blockIndex;
+    for (auto [i, b] : llvm::enumerate(bi.blocks))
+      blockIndex[b] = i;
+    for (unsigned i = 0; i < n; ++i) {
+      if (bi.blockOf[i].empty())
+        continue; // outside blocks: embeddings, final norm, head, loss
+      if (strategy == "every-k") {
+        unsigned idx = blockIndex[bi.blockOf[i]];
+        keep[i] = bi.isBlockOutput[i] && (idx + 1) % k == 0;
+      } else if (isAttentionRegion(bi.regionOf[i])) {
+        keep[i] = bi.isRegionOutput[i];
+      }
+    }
+  } else if (strategy == "sqrt") {
+    SmallVector<unsigned> candidates = articulationCandidates(info);
+    keep.reset();
+    unsigned step = std::max<unsigned>(
+        1, static_cast<unsigned>(std::ceil(std::sqrt(candidates.size()))));
+    for (auto [j, i] : llvm::enumerate(candidates))
+      if ((j + 1) % step == 0)
+        keep.set(i);
+  }
+  return std::make_pair(keep, share);
 }
 
 void MwRematPass::runOnOperation() {
@@ -625,6 +1208,10 @@ void MwRematPass::runOnOperation() {
                 "' (expected h200, h100, a100 or cpu)");
   if (k < 1)
     return fail("k must be >= 1, got " + Twine(k));
+  if (cost != "time" && cost != "flops")
+    return fail("unknown cost '" + cost + "' (expected time or flops)");
+  if (!(timeLimit > 0.0) || std::isinf(timeLimit))
+    return fail("time-limit must be a positive number of seconds");
   std::optional<Budget> parsedBudget;
   if (!budget.empty()) {
     parsedBudget = parseBudget(budget);
@@ -632,13 +1219,9 @@ void MwRematPass::runOnOperation() {
       return fail("malformed budget '" + budget +
                   "' (expected bytes with an optional unit B, KB, MB, GB, TB, "
                   "KiB, MiB, GiB, TiB, or a percentage like 60%)");
-    if (strategy != "auto")
-      return fail("a budget needs strategy=auto (strategy=" + strategy +
-                  " takes no budget)");
   }
-  if (strategy == "optimal")
-    return fail("strategy=optimal (Checkmate's MILP) is not implemented yet; "
-                "use auto with a budget");
+  if (strategy == "optimal" && !parsedBudget)
+    return fail("strategy=optimal needs a budget (budget=BYTES or NN%)");
 
   auto func = module.lookupSymbol<func::FuncOp>(function);
   if (!func || func.isExternal())
@@ -646,144 +1229,299 @@ void MwRematPass::runOnOperation() {
   StepInfo info;
   if (failed(info.build(func)))
     return signalPassFailure();
+  StepGraph g(info, *tgt, cost == "flops");
   unsigned n = info.saved.size();
+  verifySeconds = 0.0;
+  milpSummary.clear();
+  auto solveStart = std::chrono::steady_clock::now();
 
-  // The kept set of each fixed strategy.
-  llvm::BitVector keep(n, true);
-  bool share = true;
-  if (strategy == "all") {
-    keep.reset();
-    share = false;
-  } else if (strategy == "every-k" || strategy == "selective") {
-    BlockInfo bi = computeBlocks(info);
-    if (bi.blocks.empty())
-      return fail("strategy=" + strategy +
-                  " needs transformer blocks, named by op locations with a "
-                  "layer index (loc(\"h.0.attn\"), loc(\"model.layers.0.mlp\")); "
-                  "@" + function + " has none");
-    llvm::StringMap<unsigned> blockIndex;
-    for (auto [i, b] : llvm::enumerate(bi.blocks))
-      blockIndex[b] = i;
-    for (unsigned i = 0; i < n; ++i) {
-      if (bi.blockOf[i].empty())
-        continue; // outside blocks: embeddings, final norm, head, loss
-      if (strategy == "every-k") {
-        unsigned idx = blockIndex[bi.blockOf[i]];
-        keep[i] = bi.isBlockOutput[i] && (idx + 1) % k == 0;
-      } else {
-        StringRef region = bi.regionOf[i];
-        if (isAttentionRegion(region))
-          keep[i] = bi.isRegionOutput[i];
-      }
-    }
-  } else if (strategy == "sqrt") {
-    SmallVector<unsigned> candidates = articulationCandidates(info);
-    keep.reset();
-    unsigned step = std::max<unsigned>(
-        1, static_cast<unsigned>(std::ceil(std::sqrt(candidates.size()))));
-    for (auto [j, i] : llvm::enumerate(candidates))
-      if ((j + 1) % step == 0)
-        keep.set(i);
-  }
-
-  if (strategy == "auto" && parsedBudget) {
-    // Greedy: drop the values with the most bytes per recompute second
-    // first; the smallest prefix of that order whose measured peak fits.
-    FailureOr<Measurement> saveAll = measure(llvm::BitVector(n, true), false,
-                                             false);
-    if (failed(saveAll))
-      return signalPassFailure();
-    int64_t budgetBytes =
-        parsedBudget->isPercent
-            ? static_cast<int64_t>(std::floor(saveAll->peak() *
-                                              parsedBudget->percent / 100.0))
-            : parsedBudget->bytes;
+  // The save-all program, measured: the reference for percentages and the
+  // persistent bytes every candidate shares.
+  RematPlan saveAllPlan = planRemat(g, info, llvm::BitVector(n, true), true);
+  FailureOr<Measurement> saveAll = measure(saveAllPlan, false);
+  if (failed(saveAll))
+    return signalPassFailure();
+  int64_t budgetBytes = -1;
+  if (parsedBudget) {
+    budgetBytes = parsedBudget->isPercent
+                      ? static_cast<int64_t>(std::floor(
+                            saveAll->peak() * parsedBudget->percent / 100.0))
+                      : parsedBudget->bytes;
     if (budgetBytes < saveAll->persistent) {
-      mlir::emitError(func.getLoc()) << "mw-remat: budget " << formatBytes(budgetBytes)
-                       << " is below the persistent state of @"
-                       << func.getSymName() << ", "
-                       << formatBytes(saveAll->persistent)
-                       << " (parameters, optimizer state, inputs, outputs), "
-                          "which no rematerialization can reduce";
+      mlir::emitError(func.getLoc())
+          << "mw-remat: budget " << formatBytes(budgetBytes)
+          << " is below the persistent state of @" << func.getSymName() << ", "
+          << formatBytes(saveAll->persistent)
+          << " (parameters, optimizer state, inputs, outputs), which no "
+             "rematerialization can reduce";
       return signalPassFailure();
     }
-    SmallVector<unsigned> order;
-    SmallVector<double> score(n, 0.0);
-    for (unsigned i = 0; i < n; ++i) {
-      if (info.forced.test(i))
-        continue;
-      Value v = info.saved[i];
-      order.push_back(i);
-      score[i] = shapedBytes(v.getType()) /
-                 (opSeconds(v.getDefiningOp(), *tgt) + 1e-12);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
-      return score[a] > score[b];
-    });
-    auto prefixKeep = [&](size_t m) {
-      llvm::BitVector kp(n, true);
-      for (size_t j = 0; j < m; ++j)
-        kp.reset(order[j]);
-      return kp;
+  }
+  int64_t arenaBudget =
+      budgetBytes < 0 ? INT64_MAX : budgetBytes - saveAll->persistent;
+
+  // An unreachable budget: the smallest peak found and what is live there.
+  auto unreachable = [&](const RematPlan &lowest, StringRef how) {
+    FailureOr<Measurement> low = measure(lowest, true);
+    if (failed(low))
+      return signalPassFailure();
+    InFlightDiagnostic diag =
+        mlir::emitError(func.getLoc())
+        << "mw-remat: budget " << formatBytes(budgetBytes)
+        << " is unreachable for @" << function
+        << ": the smallest planned peak found is " << formatBytes(low->peak())
+        << " (arena " << formatBytes(low->arena) << " + persistent "
+        << formatBytes(low->persistent) << ", " << how << "); save-all peak "
+        << formatBytes(saveAll->peak());
+    for (const LiveAtPeak &l : low->live)
+      diag.attachNote(l.loc) << "live at the peak: '" << l.name << "', "
+                             << formatBytes(l.bytes);
+    signalPassFailure();
+  };
+
+  RematPlan chosen;
+  std::string chosenName = strategy;
+  llvm::BitVector keep(n, true);
+  Measurement result = *saveAll;
+  double solveSeconds = 0.0;
+  if (strategy == "auto" && parsedBudget) {
+    // Candidates: the fixed strategies that apply, and the steps of a
+    // peak-driven greedy path, each planned and simulated. The cheapest
+    // candidate whose arena fits is measured with the real pipeline; if it
+    // does not fit after all, the next one. The candidate set does not
+    // depend on the budget, so a larger budget never costs more recompute
+    // and a smaller one never gives a larger peak.
+    std::vector<Candidate> cands;
+    auto add = [&](StringRef name, const llvm::BitVector &kp, bool share,
+                   const RematPlan &plan, int64_t simArena) {
+      Candidate c;
+      c.name = name.str();
+      c.keep = kp;
+      c.share = share;
+      c.flops = plan.flops;
+      c.seconds = plan.seconds;
+      c.cost = plan.cost;
+      c.simArena = simArena;
+      cands.push_back(std::move(c));
     };
-    Measurement best = *saveAll;
-    if (saveAll->peak() > budgetBytes) {
-      FailureOr<Measurement> minimal =
-          measure(prefixKeep(order.size()), false, true);
-      if (failed(minimal))
-        return signalPassFailure();
-      if (minimal->peak() > budgetBytes) {
-        const Measurement &low =
-            minimal->peak() <= saveAll->peak() ? *minimal : *saveAll;
-        InFlightDiagnostic diag =
-            mlir::emitError(func.getLoc())
-            << "mw-remat: budget " << formatBytes(budgetBytes)
-            << " is unreachable for @" << function
-            << ": the smallest planned peak found is " << formatBytes(low.peak())
-            << " (arena " << formatBytes(low.arena) << " + persistent "
-            << formatBytes(low.persistent) << "); save-all peak "
-            << formatBytes(saveAll->peak());
-        for (const LiveAtPeak &l : minimal->live)
-          diag.attachNote(l.loc) << "live at the peak: '" << l.name << "', "
-                                 << formatBytes(l.bytes);
-        return signalPassFailure();
+    add("none", llvm::BitVector(n, true), true, saveAllPlan,
+        simulateArena(g, saveAllPlan, kAlignment));
+    cands.front().arena = saveAll->arena;
+    {
+      // Fixed strategies, quietly skipping those the step has no blocks for.
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      SmallVector<std::pair<std::string, int64_t>> fixed = {
+          {"all", 0}, {"sqrt", 0}, {"selective", 0}};
+      for (int64_t kk = 1; kk <= 4; ++kk)
+        fixed.push_back({"every-k", kk});
+      for (auto &[name, kk] : fixed) {
+        auto fk = fixedKeep(info, name, std::max<int64_t>(kk, 1), function);
+        if (failed(fk))
+          continue;
+        RematPlan plan = planRemat(g, info, fk->first, fk->second);
+        add(kk ? name + " k=" + std::to_string(kk) : name, fk->first,
+            fk->second, plan, simulateArena(g, plan, kAlignment));
       }
-      // Binary search for the shortest prefix that fits (the peak is not
-      // strictly monotone in the prefix; the search keeps a fitting one).
-      size_t lo = 0, hi = order.size();
-      best = *minimal;
-      while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        FailureOr<Measurement> m = measure(prefixKeep(mid), false, false);
-        if (failed(m))
-          return signalPassFailure();
-        if (m->peak() <= budgetBytes) {
-          hi = mid;
-          best = *m;
-        } else {
-          lo = mid;
+    }
+    // The path: from save-all, repeatedly find the op where the simulated
+    // arena peaks and drop, among the kept values dead there (after their
+    // last forward use, before their first backward use), the one with the
+    // most bytes per second of recomputing its chain from what is kept.
+    {
+      SavedUses uses(g, info);
+      llvm::BitVector kp(n, true);
+      std::vector<int64_t> profile;
+      std::vector<int> stamp(g.nodes.size(), -1);
+      int stampId = 0;
+      auto chainSeconds = [&](unsigned i) {
+        int t = uses.firstBwd[i];
+        double total = 0.0;
+        SmallVector<int> work{g.vals[g.saved[i]].def};
+        stamp[work.front()] = ++stampId;
+        for (unsigned visited = 0; !work.empty() && visited < 4096; ++visited) {
+          const StepGraph::Node &node = g.nodes[work.pop_back_val()];
+          total += node.cost;
+          for (unsigned o = 0; o < node.numDirect; ++o) {
+            int u = node.operands[o];
+            int def = g.vals[u].def;
+            if (def < 0 || !g.nodes[def].forward || uses.forcedValue[u] ||
+                stamp[def] == stampId)
+              continue;
+            int j = uses.savedIndex[u];
+            if (j >= 0 && (kp.test(j) || uses.aliveAt(j, t)))
+              continue;
+            stamp[def] = stampId;
+            work.push_back(def);
+          }
+        }
+        return total;
+      };
+      // Two scorings of a value dead at the peak: bytes per second of its
+      // chain, and the cheapest chain. A step drops the best-scored values
+      // dead at the peak until it frees 1/128 of the save-all arena, so a
+      // path has about 128 steps whatever the size of the step.
+      int64_t quantum = std::max<int64_t>(
+          1, simulateArena(g, saveAllPlan, kAlignment) / 128);
+      SmallVector<std::pair<double, unsigned>> dead;
+      for (int scoring = 0; scoring < 2; ++scoring) {
+        kp.set();
+        RematPlan plan = saveAllPlan;
+        for (unsigned step = 0;; ++step) {
+          int64_t arena = simulateArena(g, plan, kAlignment, &profile);
+          if (step > 0) {
+            std::string name =
+                "path " + std::to_string(scoring) + "." + std::to_string(step);
+            add(name, kp, false, plan, arena);
+            // The same kept set with shared segments: a dropped value
+            // recomputed in a chain serves its own uses (recomputed once,
+            // alive longer).
+            RematPlan shared = planRemat(g, info, kp, true);
+            add(name + " shared", kp, true, shared,
+                simulateArena(g, shared, kAlignment));
+          }
+          int peakAt = std::max_element(profile.begin(), profile.end()) -
+                       profile.begin();
+          dead.clear();
+          for (unsigned i = 0; i < n; ++i) {
+            if (!kp.test(i) || info.forced.test(i) ||
+                uses.firstBwd[i] == INT_MAX)
+              continue;
+            int from = std::max(uses.lastFwd[i], g.vals[g.saved[i]].def);
+            if (!(from < peakAt && peakAt < uses.firstBwd[i]))
+              continue;
+            double cost = chainSeconds(i) + 1e-15;
+            double bytes = g.vals[g.saved[i]].bytes;
+            dead.push_back({scoring == 0 ? bytes / cost : 1.0 / cost, i});
+          }
+          if (dead.empty())
+            break;
+          // Best score first; the lower index on ties (deterministic).
+          std::stable_sort(dead.begin(), dead.end(),
+                           [](const auto &x, const auto &y) {
+                             return x.first > y.first;
+                           });
+          int64_t freed = 0;
+          for (auto [score, i] : dead) {
+            if (freed >= quantum)
+              break;
+            kp.reset(i);
+            freed += g.vals[g.saved[i]].bytes;
+          }
+          plan = planRemat(g, info, kp, false);
         }
       }
-      keep = prefixKeep(hi);
     }
-    share = false;
-    func->setAttr("mw.remat.budget_bytes",
-                  Builder(&getContext()).getI64IntegerAttr(budgetBytes));
-    func->setAttr("mw.remat.save_all_peak_bytes",
-                  Builder(&getContext()).getI64IntegerAttr(saveAll->peak()));
-    func->setAttr("mw.remat.peak_bytes",
-                  Builder(&getContext()).getI64IntegerAttr(best.peak()));
+    solveSeconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - solveStart)
+                       .count() -
+                   verifySeconds;
+    while (true) {
+      Candidate *best = nullptr;
+      for (Candidate &c : cands)
+        if (c.effectiveArena() <= arenaBudget && (!best || cheaper(c, *best)))
+          best = &c;
+      if (!best) {
+        Candidate *lowest = &cands.front();
+        for (Candidate &c : cands)
+          if (c.effectiveArena() < lowest->effectiveArena() ||
+              (c.effectiveArena() == lowest->effectiveArena() &&
+               cheaper(c, *lowest)))
+            lowest = &c;
+        return unreachable(planRemat(g, info, lowest->keep, lowest->share),
+                           "strategy " + lowest->name);
+      }
+      RematPlan plan = planRemat(g, info, best->keep, best->share);
+      if (best->arena) {
+        result = *saveAll; // only `none` starts measured
+      } else {
+        FailureOr<Measurement> m = measure(plan, false);
+        if (failed(m))
+          return signalPassFailure();
+        best->arena = m->arena;
+        result = *m;
+        if (m->arena > arenaBudget)
+          continue;
+      }
+      chosen = std::move(plan);
+      keep = best->keep;
+      chosenName = best->name;
+      break;
+    }
+  } else if (strategy == "optimal") {
+    int64_t target = arenaBudget;
+    bool done = false;
+    for (int round = 0; round < 4 && !done; ++round) {
+      FailureOr<llvm::BitVector> kp = solveOptimal(info, g, target);
+      if (failed(kp)) {
+        if (lastMilpStatus == "infeasible")
+          return unreachable(planRemat(g, info, llvm::BitVector(n, false),
+                                       false),
+                             "strategy all; the MILP is infeasible");
+        if (lastMilpStatus == "no-solution")
+          return fail("strategy=optimal found no solution within time-limit=" +
+                      llvm::formatv("{0}", timeLimit).str() +
+                      " seconds; raise it or use strategy=auto");
+        return signalPassFailure();
+      }
+      keep = *kp;
+      chosen = planRemat(g, info, keep, false);
+      FailureOr<Measurement> m = measure(chosen, false);
+      if (failed(m))
+        return signalPassFailure();
+      result = *m;
+      if (m->arena <= arenaBudget)
+        done = true;
+      else
+        target -= m->arena - arenaBudget + kAlignment;
+    }
+    solveSeconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - solveStart)
+                       .count() -
+                   verifySeconds;
+    if (!done)
+      return fail("strategy=optimal: after 4 rounds of tightening, the "
+                  "MILP's kept set still plans to a peak of " +
+                  formatBytes(result.peak()) + ", over the budget " +
+                  formatBytes(budgetBytes) + "; use strategy=auto");
+  } else {
+    StringRef fixedName = strategy == "auto" ? "none" : StringRef(strategy);
+    FailureOr<std::pair<llvm::BitVector, bool>> fk =
+        fixedKeep(info, fixedName, k, function);
+    if (failed(fk))
+      return signalPassFailure();
+    keep = fk->first;
+    chosen = planRemat(g, info, keep, fk->second);
+    solveSeconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - solveStart)
+                       .count() -
+                   verifySeconds;
+    if (!chosen.clones.empty()) {
+      FailureOr<Measurement> m = measure(chosen, false);
+      if (failed(m))
+        return signalPassFailure();
+      result = *m;
+    }
+    if (budgetBytes >= 0 && result.peak() > budgetBytes) {
+      mlir::emitError(func.getLoc())
+          << "mw-remat: strategy=" << strategy << " plans a peak of "
+          << formatBytes(result.peak()) << " (arena "
+          << formatBytes(result.arena) << " + persistent "
+          << formatBytes(result.persistent) << "), over the budget "
+          << formatBytes(budgetBytes)
+          << "; strategy=auto finds the least recompute under a budget";
+      return signalPassFailure();
+    }
   }
 
   // Rewrite the real step.
   int64_t stepFlops = 0;
   for (Operation &op : func.getBody().front())
     stepFlops += opFlops(&op);
-  RematStats stats = rematerialize(info, keep, share, *tgt);
-  numKept += stats.kept;
-  numDropped += stats.dropped;
-  numCloned += stats.clonedOps;
-
+  applyPlan(g, chosen);
+  numKept += chosen.kept;
+  numDropped += chosen.dropped;
+  numCloned += chosen.clones.size();
   // Bytes kept per layer: the block of the defining op's location
   // ("h.3"), else its location name ("lm_head"), in forward order.
   int64_t savedBytes = 0;
@@ -816,14 +1554,31 @@ void MwRematPass::runOnOperation() {
   func->setAttr("mw.remat.saved_activation_bytes",
                 b.getI64IntegerAttr(savedBytes));
   func->setAttr("mw.remat.recompute_flops",
-                b.getI64IntegerAttr(stats.recomputeFlops));
+                b.getI64IntegerAttr(chosen.flops));
   func->setAttr("mw.remat.step_flops", b.getI64IntegerAttr(stepFlops));
   func->setAttr("mw.remat.recompute_seconds",
-                b.getF64FloatAttr(stats.recomputeSeconds));
-  LLVM_DEBUG(llvm::dbgs() << "mw-remat @" << function << " " << strategy
-                          << ": kept " << stats.kept << ", dropped "
-                          << stats.dropped << ", cloned " << stats.clonedOps
-                          << " ops, +" << stats.recomputeFlops << " FLOPs\n");
+                b.getF64FloatAttr(chosen.seconds));
+  if (budgetBytes >= 0)
+    func->setAttr("mw.remat.budget_bytes", b.getI64IntegerAttr(budgetBytes));
+  func->setAttr("mw.remat.save_all_peak_bytes",
+                b.getI64IntegerAttr(saveAll->peak()));
+  func->setAttr("mw.remat.peak_bytes", b.getI64IntegerAttr(result.peak()));
+  if (verbose) {
+    // Timings vary from run to run, so they go to a remark, never to the IR.
+    mlir::emitRemark(func.getLoc())
+        << "mw-remat: strategy=" << strategy << " budget=" << budgetBytes
+        << " peak=" << result.peak() << " save_all_peak=" << saveAll->peak()
+        << " arena=" << result.arena
+        << " simulated_arena=" << simulateArena(g, chosen, kAlignment)
+        << " persistent=" << result.persistent
+        << " saved_activation_bytes=" << savedBytes
+        << " recompute_flops=" << chosen.flops << " step_flops=" << stepFlops
+        << " recompute_seconds=" << llvm::formatv("{0:e}", chosen.seconds)
+        << " ops=" << g.nodes.size() << " chosen=\"" << chosenName << "\""
+        << " solve_ms=" << llvm::formatv("{0:F3}", solveSeconds * 1e3)
+        << " verify_ms=" << llvm::formatv("{0:F3}", verifySeconds * 1e3)
+        << milpSummary;
+  }
 }
 
 } // namespace

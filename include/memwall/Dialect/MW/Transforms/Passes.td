@@ -232,17 +232,21 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     values of the forward chain), `selective` (Megatron: recompute the
     attention internals, ops located at `*.attn`, `*.attention`, but the
     region outputs),
-    `auto` (`none` without a budget; with one, a greedy that drops the values
-    with the most bytes per second of recompute until the planned peak fits).
-    `optimal` (Checkmate's MILP) is not implemented yet.
+    `optimal` (Checkmate's MILP on the fixed op order, solved by COIN-OR CBC
+    within `time-limit`; needs a budget) and `auto` (`none` without a
+    budget; with one, the cheapest of the fixed strategies and of the
+    prefixes of a greedy order, by estimated recompute time, whose arena
+    fits, candidates being simulated with the arena's own rules).
 
-    The peak is measured, not estimated: the pass runs the real pipeline
-    (`--mw-bufferize`, `--mw-static-arena`) on a copy of the module and adds
-    the arena to the persistent bytes (arguments and returned buffers).
-    `budget` takes bytes (`123`, `500MB`, `6GiB`) or a percentage of the
-    save-all peak (`60%`); an unreachable budget is an error that states the
-    smallest peak found and lists the buffers live there. The step records
-    `mw.remat.*` attributes (see docs/remat.md).
+    The peak of the result is measured, not estimated: the pass runs the
+    real pipeline (`--mw-bufferize`, `--mw-static-arena`) on a copy of the
+    module and adds the arena to the persistent bytes (arguments and
+    returned buffers). `budget` takes bytes (`123`, `500MB`, `6GiB`) or a
+    percentage of the save-all peak (`60%`); a fixed strategy over it is an
+    error, and an unreachable budget is an error that states the smallest
+    peak found and lists the buffers live there. The step records
+    `mw.remat.*` attributes (see docs/remat.md); `verbose` adds a remark
+    with the figures and the solve time.
   }];
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
@@ -255,7 +259,12 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
            "Roofline target pricing recompute: h200, a100, h100 or cpu">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60.0",
-           "Seconds for the optimal strategy (not implemented yet)">,
+           "Wall-clock seconds the optimal strategy's MILP solver may take">,
+    Option<"cost", "cost", "std::string", /*default=*/"\"time\"",
+           "What auto and optimal minimize: time (the target's roofline "
+           "time of the recomputed ops) or flops">,
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "Emit a remark with the peak, recompute cost and solve time">,
     Option<"function", "function", "std::string",
            /*default=*/"\"train_step\"",
            "The training-step function to rematerialize">,

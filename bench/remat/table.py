@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Tables of bench/remat/run.sh's records (JSON lines, one mw-opt run each).
+
+Each record holds the run's model, kind (fixed, budget, match, scaling),
+label, --mw-remat options, exit status, wall time and stderr; stderr carries
+either the one-line `remark: mw-remat: key=value ...` of verbose=true or the
+error of an unreachable budget. Prints, per model, one markdown table (rows:
+fixed strategies, then budgets; auto and optimal side by side), then a summary
+of ratios against the baselines. Usage: table.py RECORDS.jsonl
+"""
+
+import json
+import math
+import re
+import sys
+
+# The location between "remark:" and "mw-remat:" may hold colons and spaces.
+REMARK = re.compile(r"remark: .*?\bmw-remat: (.*)$", re.M)
+# key=value, the value bare or "quoted" (chosen="path 4").
+FIELD = re.compile(r'([A-Za-z_][\w.-]*)=("[^"]*"|\S+)')
+UNREACHABLE = re.compile(
+    r"budget (-?\d+) B.*? is unreachable.*?the smallest planned peak found is "
+    r"(\d+) B(?:.*?save-all peak (\d+) B)?")
+BELOW_PERSISTENT = re.compile(
+    r"budget (-?\d+) B.*? is below the persistent state of @\S+, (\d+) B")
+FIXED = ["none", "selective", "every-k-k1", "every-k-k2", "sqrt", "all"]
+FIXED_NAMES = {"every-k-k1": "every-k k=1", "every-k-k2": "every-k k=2"}
+
+
+def number(text):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse(rec):
+    """Adds `remark` (dict or None), `status` and the error figures."""
+    err = rec.get("stderr", "")
+    remarks = REMARK.findall(err)
+    rec["remark"] = None
+    if remarks:
+        fields = {}
+        for key, value in FIELD.findall(remarks[-1]):
+            if value.startswith('"'):
+                fields[key] = value[1:-1]
+            else:
+                fields[key] = number(value)
+        rec["remark"] = fields
+    opts = dict(t.split("=", 1) for t in rec.get("options", "").split() if "=" in t)
+    rec["strategy"] = opts.get("strategy", "auto")
+    rec["budget_opt"] = opts.get("budget")
+    flat = " ".join(err.split())
+    if rec["rc"] == 0 and rec["remark"] is not None:
+        rec["status"] = "ok"
+    elif rec["rc"] in (124, 137):
+        rec["status"] = "timeout"
+    elif m := UNREACHABLE.search(flat):
+        rec["status"] = "unreachable"
+        rec["budget_bytes"] = int(m.group(1))
+        rec["min_peak"] = int(m.group(2))
+        if m.group(3):
+            rec["err_save_all"] = int(m.group(3))
+    elif m := BELOW_PERSISTENT.search(flat):
+        rec["status"] = "below-persistent"
+        rec["budget_bytes"] = int(m.group(1))
+        rec["persistent_err"] = int(m.group(2))
+    elif rec["rc"] == 0:
+        rec["status"] = "no-remark"
+    else:
+        rec["status"] = "error"
+    # The first error, else the last line (a crash, a missing binary).
+    lines = [l for l in err.splitlines() if l.strip()]
+    first_error = next((l for l in lines if "error:" in l), lines[-1] if lines else "")
+    rec["error_line"] = first_error.split("error:", 1)[-1].strip()
+    return rec
+
+
+def field(rec, key):
+    if rec is None or rec.get("remark") is None:
+        return None
+    value = rec["remark"].get(key)
+    return value if isinstance(value, (int, float)) else None
+
+
+class Model:
+    """The records of one model and its reference figures."""
+
+    def __init__(self, name, recs):
+        self.name = name
+        self.recs = recs
+        self.fixed = {r["label"]: r for r in recs if r["kind"] == "fixed"}
+        self.auto = {}
+        self.optimal = {}
+        self.match = [r for r in recs if r["kind"] == "match"]
+        self.budgets = []
+        for r in recs:
+            if r["kind"] != "budget":
+                continue
+            b = r.get("budget", r["budget_opt"])
+            if b not in self.budgets:
+                self.budgets.append(b)
+            (self.optimal if r["strategy"] == "optimal" else self.auto)[b] = r
+        self.save_all = self._first(
+            [field(r, "save_all_peak") for r in recs]
+            + [field(self.fixed.get("none"), "peak")]
+            + [r.get("err_save_all") for r in recs])
+        self.step_flops = self._first([field(r, "step_flops") for r in recs])
+        self.persistent = self._first(
+            [field(r, "persistent") for r in recs]
+            + [r.get("persistent_err") for r in recs])
+        self.ops = self._first([field(r, "ops") for r in recs])
+
+    @staticmethod
+    def _first(values):
+        return next((v for v in values if v is not None and v > 0), None)
+
+    def peak_pct(self, bytes_):
+        if bytes_ is None or not self.save_all:
+            return None
+        return 100.0 * bytes_ / self.save_all
+
+    def extra_pct(self, rec):
+        flops = field(rec, "recompute_flops")
+        step = field(rec, "step_flops") or self.step_flops
+        if flops is None or not step:
+            return None
+        return 100.0 * flops / step
+
+
+def pct(value):
+    if value is None:
+        return "?"
+    if 0 < abs(value) < 1:
+        return f"{value:.2f}%"
+    return f"{value:.1f}%"
+
+
+def num(value, digits=1):
+    return "?" if value is None else f"{value:.{digits}f}"
+
+
+def mib(bytes_):
+    return "?" if bytes_ is None else f"{bytes_ / 1048576:.1f} MiB"
+
+
+def group_bytes(n):
+    return "?" if n is None else f"{n:,} B"
+
+
+def outcome(model, rec):
+    """The peak cell: reached peak %, or why there is none."""
+    if rec is None:
+        return "-"
+    status = rec["status"]
+    if status == "ok":
+        peak = field(rec, "peak")
+        text = pct(model.peak_pct(peak))
+        budget = field(rec, "budget")
+        if peak is not None and budget is not None and budget >= 0 and peak > budget:
+            text += " OVER BUDGET"
+        return text
+    if status == "unreachable":
+        return f"unreachable (min {pct(model.peak_pct(rec['min_peak']))})"
+    if status == "below-persistent":
+        return f"below persistent ({pct(model.peak_pct(rec['persistent_err']))})"
+    if status == "timeout":
+        return f"timed out ({rec['wall_s']:.0f} s)"
+    if status == "no-remark":
+        return "no remark"
+    return "error: " + (rec["error_line"][:60] or f"exit {rec['rc']}")
+
+
+def cells(model, rec, saved=True):
+    """peak, extra FLOPs, [saved activations,] solve ms, wall s."""
+    if rec is None:
+        return ["-"] * (5 if saved else 4)
+    head = outcome(model, rec)
+    wall = f"{rec['wall_s']:.1f}"
+    if rec["status"] != "ok":
+        return [head] + [""] * (3 if saved else 2) + [wall]
+    return ([head, pct(model.extra_pct(rec))]
+            + ([mib(field(rec, "saved_activation_bytes"))] if saved else [])
+            + [num(field(rec, "solve_ms")), wall])
+
+
+def milp_cells(rec):
+    if rec is None or rec.get("remark") is None:
+        return ["", ""]
+    status = rec["remark"].get("milp_status", "?")
+    gap = field(rec, "milp_gap")
+    return [str(status), "?" if gap is None else f"{100 * gap:.2f}%"]
+
+
+def ratio(a, b):
+    """a / b with 0/0 = 1; None for x/0, x > 0 (a failure)."""
+    if b == 0:
+        return 1.0 if a == 0 else None
+    return a / b
+
+
+def fmt_ratio(r):
+    return "FAIL (x/0)" if r is None else f"{r:.3f}"
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def row(cols):
+    return "| " + " | ".join(cols) + " |"
+
+
+def model_table(model):
+    print(f"## {model.name}")
+    print()
+    facts = [f"save-all peak {group_bytes(model.save_all)}"]
+    if model.persistent and model.save_all:
+        facts.append(f"persistent {group_bytes(model.persistent)} "
+                     f"({pct(model.peak_pct(model.persistent))})")
+    if model.step_flops:
+        facts.append(f"step {model.step_flops / 1e9:.1f} GFLOP")
+    if model.ops:
+        facts.append(f"{model.ops} ops")
+    print("; ".join(facts))
+    print()
+    print(row(["row", "peak", "extra FLOPs", "saved act.", "solve ms", "wall s",
+               "optimal peak", "opt. extra FLOPs", "opt. solve ms",
+               "opt. wall s", "MILP", "gap", "auto/opt FLOPs"]))
+    print(row(["---"] + ["---:"] * 12))
+    for label in FIXED + [l for l in model.fixed if l not in FIXED]:
+        if label in model.fixed:
+            print(row([FIXED_NAMES.get(label, label)]
+                      + cells(model, model.fixed[label]) + [""] * 7))
+    for b in model.budgets:
+        auto, opt = model.auto.get(b), model.optimal.get(b)
+        r = ""
+        fa, fo = field(auto, "recompute_flops"), field(opt, "recompute_flops")
+        if fa is not None and fo is not None:
+            r = fmt_ratio(ratio(fa, fo))
+        print(row([f"budget {b}"] + cells(model, auto) + cells(model, opt, False)
+                  + milp_cells(opt) + [r]))
+    print()
+
+
+def summary_auto_vs_optimal(models):
+    print("### auto vs optimal: recompute FLOPs auto/optimal "
+          "(budgets where the MILP is proven optimal; target geomean <= 1.05, worst <= 1.15)")
+    print()
+    print(row(["model", "budget", "auto FLOPs", "optimal FLOPs", "auto/optimal",
+               "auto chose"]))
+    print(row(["---", "---:", "---:", "---:", "---:", "---"]))
+    ratios, failures, skipped = [], 0, []
+    for m in models:
+        for b in m.budgets:
+            auto, opt = m.auto.get(b), m.optimal.get(b)
+            if opt is None or auto is None:
+                continue
+            if opt["status"] != "ok":
+                if auto["status"] == "ok":
+                    skipped.append(f"{m.name} {b} (optimal: {outcome(m, opt)})")
+                continue
+            if opt["remark"].get("milp_status") != "optimal":
+                skipped.append(f"{m.name} {b} ({opt['remark'].get('milp_status', '?')})")
+                continue
+            fa, fo = field(auto, "recompute_flops"), field(opt, "recompute_flops")
+            if fa is None or fo is None:
+                skipped.append(f"{m.name} {b} (auto: {outcome(m, auto)})")
+                continue
+            r = ratio(fa, fo)
+            if r is None:
+                failures += 1
+            else:
+                ratios.append(r)
+            chose = auto["remark"].get("chosen", "")
+            print(row([m.name, str(b), f"{fa:.4g}", f"{fo:.4g}", fmt_ratio(r), str(chose)]))
+    print()
+    g = geomean(ratios)
+    worst = "inf (x/0)" if failures else (f"{max(ratios):.3f}" if ratios else "-")
+    print(f"geomean {num(g, 3) if g else '-'} (target <= 1.05), worst {worst} "
+          f"(target <= 1.15), {len(ratios) + failures} budgets, "
+          f"{failures} failure(s) (auto recomputes, optimal does not)")
+    if skipped:
+        print("not compared: " + ", ".join(skipped))
+    print()
+
+
+def summary_auto_vs_fixed(models):
+    print("### auto vs the fixed strategies at the same peak: extra FLOPs "
+          "(auto must be <= the fixed strategy's)")
+    print()
+    print(row(["model", "strategy", "peak", "extra FLOPs",
+               "auto at sweep budget", "extra FLOPs", "auto/fixed",
+               "auto at its peak", "extra FLOPs", "auto/fixed", "verdict"]))
+    print(row(["---", "---"] + ["---:"] * 8 + ["---"]))
+    worse = 0
+    for m in models:
+        for label in FIXED:
+            fixed = m.fixed.get(label)
+            if fixed is None or fixed["status"] != "ok":
+                continue
+            peak = field(fixed, "peak")
+            ff = field(fixed, "recompute_flops")
+            # The smallest sweep budget at or above the fixed peak.
+            sweep, sweep_budget = None, None
+            for b in m.budgets:
+                bb = field(m.auto.get(b), "budget")
+                if bb is None and isinstance(b, str) and b.endswith("%") and m.save_all:
+                    bb = math.floor(m.save_all * float(b[:-1]) / 100.0)
+                if bb is not None and peak is not None and bb >= peak:
+                    if sweep_budget is None or bb < sweep_budget:
+                        sweep, sweep_budget = m.auto.get(b), bb
+            exact = next((r for r in m.match if r.get("budget") == peak
+                          or field(r, "budget") == peak), None)
+            cols = [m.name, FIXED_NAMES.get(label, label),
+                    pct(m.peak_pct(peak)), pct(m.extra_pct(fixed))]
+            verdicts = []
+            for rec, what in ((sweep, "sweep"), (exact, "exact")):
+                if rec is None:
+                    cols += ["-", "", ""]
+                    continue
+                name = rec.get("budget", rec["budget_opt"])
+                if isinstance(name, int):
+                    name = f"{name:,} B"
+                if rec["status"] != "ok":
+                    cols += [str(name), outcome(m, rec), ""]
+                    verdicts.append(f"{what}: {rec['status']}")
+                    continue
+                fa = field(rec, "recompute_flops")
+                r = ratio(fa, ff) if fa is not None and ff is not None else None
+                cols += [str(name), pct(m.extra_pct(rec)),
+                         fmt_ratio(r) if fa is not None and ff is not None else "?"]
+                if fa is not None and ff is not None and fa > ff:
+                    verdicts.append(f"{what}: WORSE")
+            if exact is not None and exact["status"] == "ok":
+                fa = field(exact, "recompute_flops")
+                if fa is not None and ff is not None and fa > ff:
+                    worse += 1
+            cols.append("; ".join(verdicts) or "ok")
+            print(row(cols))
+    print()
+    print(f"auto at the fixed strategy's own peak recomputes more in {worse} case(s)")
+    print()
+
+
+def summary_activations(models):
+    m = next((m for m in models if m.name == "gpt2-small-unfused"), None)
+    print("### activation target (gpt2-small-unfused): cut saved activations by "
+          ">= 70% for the fewest extra FLOPs")
+    print()
+    base = field(m.fixed.get("none"), "saved_activation_bytes") if m else None
+    if m is None or not base:
+        print("no save-all (strategy=none) record of gpt2-small-unfused")
+        print()
+        return
+    print(f"save-all saved activations: {mib(base)}")
+    print()
+    print(row(["run", "saved act.", "cut", "extra FLOPs", "peak"]))
+    print(row(["---", "---:", "---:", "---:", "---:"]))
+    best, best_auto = None, None
+    runs = [(FIXED_NAMES.get(l, l), m.fixed[l]) for l in FIXED if l in m.fixed]
+    runs += [(f"auto {b}", m.auto[b]) for b in m.budgets if b in m.auto]
+    runs += [(f"optimal {b}", m.optimal[b]) for b in m.budgets if b in m.optimal]
+    for name, rec in runs:
+        saved = field(rec, "saved_activation_bytes")
+        if rec["status"] != "ok" or saved is None:
+            continue
+        cut = 100.0 * (1 - saved / base)
+        extra = m.extra_pct(rec)
+        print(row([name, mib(saved), pct(cut), pct(extra),
+                   pct(m.peak_pct(field(rec, "peak")))]))
+        if cut >= 70 and extra is not None:
+            if best is None or extra < best[1]:
+                best = (name, extra, cut)
+            if name.startswith("auto") and (best_auto is None or extra < best_auto[1]):
+                best_auto = (name, extra, cut)
+    print()
+    for what, b in (("auto", best_auto), ("any strategy", best)):
+        if b:
+            print(f"smallest extra FLOPs with a >= 70% cut, {what}: {pct(b[1])} "
+                  f"({b[0]}, cut {pct(b[2])})")
+        else:
+            print(f"smallest extra FLOPs with a >= 70% cut, {what}: none reaches it")
+    print()
+
+
+def summary_scaling(recs):
+    print("### auto solve time against step size "
+          "(targets: <= 50 ms at ~500 ops, <= 1000 ms at ~5000 ops)")
+    print()
+    print(row(["step", "ops", "solve ms", "target ms", "verify ms", "wall s", "outcome"]))
+    print(row(["---", "---:", "---:", "---:", "---:", "---:", "---"]))
+    for r in recs:
+        target = r.get("target_ops")
+        limit = {500: "50", 5000: "1000"}.get(target, "-")
+        ops = field(r, "ops")
+        ops_text = str(ops) if ops is not None else f"~{r.get('counted_ops', '?')} (counted)"
+        scratch = Model("scaling", [r])
+        print(row([r["label"], ops_text, num(field(r, "solve_ms")), limit,
+                   num(field(r, "verify_ms")), f"{r['wall_s']:.1f}",
+                   outcome(scratch, r)]))
+    print()
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    recs = []
+    with open(argv[1]) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                recs.append(parse(json.loads(line)))
+            except (json.JSONDecodeError, KeyError) as e:
+                print(f"{argv[1]}:{n}: skipped: {e}", file=sys.stderr)
+    names = []
+    for r in recs:
+        if r["kind"] != "scaling" and r["model"] not in names:
+            names.append(r["model"])
+    models = [Model(n, [r for r in recs if r["model"] == n and r["kind"] != "scaling"])
+              for n in names]
+    print("# mw-remat benchmark")
+    print()
+    print("peak: reached peak as % of the save-all peak; extra FLOPs: recompute "
+          "FLOPs as % of the step's; saved act.: saved activations kept; "
+          "gap: the MILP's relative gap; wall s: the whole mw-opt run.")
+    print()
+    for m in models:
+        model_table(m)
+    print("# summary")
+    print()
+    if models:
+        summary_auto_vs_optimal(models)
+        summary_auto_vs_fixed(models)
+        summary_activations(models)
+    scaling = [r for r in recs if r["kind"] == "scaling"]
+    if scaling:
+        summary_scaling(scaling)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
