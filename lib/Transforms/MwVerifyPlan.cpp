@@ -39,6 +39,7 @@ struct MwVerifyPlanPass : public mw::impl::MwVerifyPlanBase<MwVerifyPlanPass> {
 
 private:
   LogicalResult check(const ArenaPlan &plan);
+  LogicalResult checkBudget(const ArenaPlan &plan);
 };
 
 /// `'a' at offset 256 (1024 B)`.
@@ -121,7 +122,40 @@ LogicalResult MwVerifyPlanPass::check(const ArenaPlan &plan) {
       return failure();
     }
   }
-  return success();
+  return checkBudget(plan);
+}
+
+/// A step rematerialized under a budget (`mw.remat.budget_bytes`, set by
+/// --mw-remat) must fit it: the arena plus the persistent bytes (arguments
+/// other than the arena, and the buffers allocated outside it), the peak
+/// --mw-remat measures.
+LogicalResult MwVerifyPlanPass::checkBudget(const ArenaPlan &plan) {
+  func::FuncOp func = getOperation();
+  auto budget = func->getAttrOfType<IntegerAttr>("mw.remat.budget_bytes");
+  if (!budget)
+    return success();
+  auto bytes = [](Type type) -> int64_t {
+    auto memref = dyn_cast<ShapedType>(type);
+    if (!memref || !memref.hasStaticShape())
+      return 0;
+    return memref.getNumElements() *
+           ((memref.getElementTypeBitWidth() + 7) / 8);
+  };
+  int64_t persistent = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (arg != plan.arena)
+      persistent += bytes(arg.getType());
+  func.walk([&](memref::AllocOp alloc) {
+    if (alloc.getResult() != plan.arena)
+      persistent += bytes(alloc.getType());
+  });
+  int64_t peak = static_cast<int64_t>(plan.arenaSize) + persistent;
+  if (peak <= budget.getInt())
+    return success();
+  return func.emitError() << "planned peak " << peak << " B (arena "
+                          << plan.arenaSize << " B + persistent " << persistent
+                          << " B) is over the rematerialization budget "
+                          << budget.getInt() << " B (mw.remat.budget_bytes)";
 }
 
 } // namespace

@@ -99,3 +99,9 @@
 // Binary units; a budget the save-all step fits keeps everything.
 // RUN: mw-opt %t.mlir --mw-remat=budget=1GiB | FileCheck %s --check-prefix=GIB
 // GIB: mw.remat.budget_bytes = 1073741824 {{.*}}mw.remat.peak_bytes = 2197780 {{.*}}mw.remat.recompute_flops = 0
+
+// --mw-verify-plan checks the planned peak (arena + persistent) against the
+// budget --mw-remat recorded; a plan over it (here the budget is lowered
+// after the fact) is an error.
+// RUN: sed -e 's/mw.remat.budget_bytes = 2100000/mw.remat.budget_bytes = 2090000/' %t.b2.mlir | not mw-opt --mw-bufferize --mw-static-arena --mw-verify-plan -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVER
+// OVER: error: planned peak 2097940 B (arena 675072 B + persistent 1422868 B) is over the rematerialization budget 2090000 B (mw.remat.budget_bytes)
