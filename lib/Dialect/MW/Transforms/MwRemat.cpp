@@ -833,6 +833,12 @@ struct SavedUses {
         }
       }
   }
+  /// The first op at which saved value `i` is dead in the forward pass:
+  /// after its definition and its last forward use. Dropping it frees its
+  /// bytes from there to its first backward use.
+  int deadFrom(const StepGraph &g, unsigned i) const {
+    return std::max(lastFwd[i], g.vals[g.saved[i]].def) + 1;
+  }
   /// Whether saved value `i`, when dropped, has its recomputed copy alive at
   /// op `t` (recomputed earlier, not yet past its last use).
   bool aliveAt(int i, int t) const { return firstBwd[i] < t && t <= lastBwd[i]; }
@@ -899,7 +905,6 @@ private:
   const Target *tgt = nullptr;
   double verifySeconds = 0.0;
   std::string lastMilpStatus;
-  double lastMilpGap = 0.0;
   std::string milpSummary;
 };
 
@@ -965,9 +970,9 @@ FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
                        });
     }
   }
-  PassManager plan2(ctx, ModuleOp::getOperationName());
-  plan2.addPass(createMwStaticArena());
-  if (failed(plan2.run(*copy)))
+  PassManager arena(ctx, ModuleOp::getOperationName());
+  arena.addPass(createMwStaticArena());
+  if (failed(arena.run(*copy)))
     return mlir::emitError(module.getLoc(), "mw-remat: planning the rematerialized step "
                             "failed"),
            failure();
@@ -1018,7 +1023,7 @@ FailureOr<llvm::BitVector> MwRematPass::solveOptimal(const StepInfo &info,
   unsigned n = g.saved.size();
   SavedUses uses(g, info);
   const std::vector<int> &savedIndex = uses.savedIndex;
-  const SmallVector<int> &lastFwd = uses.lastFwd, &firstBwd = uses.firstBwd;
+  const SmallVector<int> &firstBwd = uses.firstBwd;
   RematPlan saveAll = planRemat(g, info, llvm::BitVector(n, true), false);
   std::vector<int64_t> base;
   simulateArena(g, saveAll, kAlignment, &base);
@@ -1039,7 +1044,7 @@ FailureOr<llvm::BitVector> MwRematPass::solveOptimal(const StepInfo &info,
     for (unsigned i = 0; i < n; ++i) {
       if (dropVar[i] < 0)
         continue;
-      int from = std::max(lastFwd[i], g.vals[g.saved[i]].def) + 1;
+      int from = uses.deadFrom(g, i);
       if (from < firstBwd[i]) {
         startsAt[from].push_back(i);
         endsAt[firstBwd[i]].push_back(i);
@@ -1129,7 +1134,6 @@ FailureOr<llvm::BitVector> MwRematPass::solveOptimal(const StepInfo &info,
                               result.gap, model.vars.size(), model.rows.size())
                     .str();
   lastMilpStatus = memwall::planning::toString(result.status);
-  lastMilpGap = result.gap;
   if (result.status != MilpResult::Status::Optimal &&
       result.status != MilpResult::Status::Feasible) {
     if (result.status == MilpResult::Status::Error)
@@ -1387,8 +1391,7 @@ void MwRematPass::runOnOperation() {
             if (!kp.test(i) || info.forced.test(i) ||
                 uses.firstBwd[i] == INT_MAX)
               continue;
-            int from = std::max(uses.lastFwd[i], g.vals[g.saved[i]].def);
-            if (!(from < peakAt && peakAt < uses.firstBwd[i]))
+            if (!(uses.deadFrom(g, i) <= peakAt && peakAt < uses.firstBwd[i]))
               continue;
             double cost = chainSeconds(i) + 1e-15;
             double bytes = g.vals[g.saved[i]].bytes;

@@ -234,9 +234,10 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     region outputs),
     `optimal` (Checkmate's MILP on the fixed op order, solved by COIN-OR CBC
     within `time-limit`; needs a budget) and `auto` (`none` without a
-    budget; with one, the cheapest of the fixed strategies and of the
-    prefixes of a greedy order, by estimated recompute time, whose arena
-    fits, candidates being simulated with the arena's own rules).
+    budget; with one, the cheapest, by `cost`, of a budget-independent set
+    of candidates whose arena fits: the fixed strategies and the steps of
+    two greedy paths that drop values dead where the simulated arena
+    peaks; candidates are simulated with the arena's own rules).
 
     The peak of the result is measured, not estimated: the pass runs the
     real pipeline (`--mw-bufferize`, `--mw-static-arena`) on a copy of the
