@@ -7,7 +7,7 @@
 # unreachable budget) and wall time go to RECORDS (JSON lines), which
 # bench/remat/table.py turns into one table per model and a summary.
 # Usage: bench/remat/run.sh [--models a,b] [--quick] [--time-limit SEC]
-#                           [--budgets 30%,50%] [--out DIR]
+#                           [--budgets 30%,50%] [--frontier 72%,74%] [--out DIR]
 #   --models      a comma-separated subset of: gpt2-small-unfused,
 #                 gpt2-small-fused, gpt2-medium, llama-7b-bf16, bert-large,
 #                 scaling (default: all of them)
@@ -16,6 +16,8 @@
 #   --time-limit  seconds of the optimal strategy per cell (default 30)
 #   --cost        what auto and optimal minimize: time (default) or flops
 #   --budgets     the sweep (default 30%,40%,...,100% of the save-all peak)
+#   --frontier    gpt2-small-unfused's fine auto sweep for the activation
+#                 target (default 69%,70%,...,78%; --quick 72%,74%,76%)
 #   --out         where the steps, RECORDS (records.jsonl) and the table
 #                 (table.md) go (default $MW_BUILD_DIR/bench-remat)
 # MW_BUILD_DIR (default build) names the build directory; MW_OPT and MW_MODELS
@@ -31,9 +33,10 @@ models=
 quick=
 time_limit=30
 budgets=
+frontier=
 cost=time
 out=
-usage() { sed -n '9,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '9,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -45,6 +48,8 @@ while [ $# -gt 0 ]; do
     --cost=*) cost=${1#*=}; shift ;;
     --budgets) budgets=${2:?--budgets needs a list}; shift 2 ;;
     --budgets=*) budgets=${1#*=}; shift ;;
+    --frontier) frontier=${2:?--frontier needs a list}; shift 2 ;;
+    --frontier=*) frontier=${1#*=}; shift ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --out=*) out=${1#*=}; shift ;;
     -h|--help) usage ;;
@@ -59,6 +64,8 @@ if [ -z "$budgets" ]; then
 fi
 IFS=, read -r -a model_list <<<"$models"
 IFS=, read -r -a budget_list <<<"$budgets"
+if [ -n "$quick" ]; then frontier=${frontier:-72%,74%,76%}; fi
+IFS=, read -r -a frontier_list <<<"${frontier:-69%,70%,71%,72%,73%,74%,75%,76%,77%,78%}"
 for m in "${model_list[@]}"; do
   case ",$all_models," in
     *",$m,"*) ;;
@@ -178,6 +185,13 @@ for m in "${model_list[@]}"; do
     cell "$m" budget "optimal $b" "$step" \
       "strategy=optimal budget=$b time-limit=$time_limit" budget="$b"
   done
+  # The activation frontier of GPT-2 small: auto on a fine sweep near its
+  # smallest peak, where the saved activations fall fastest.
+  if [ "$m" = gpt2-small-unfused ]; then
+    for b in "${frontier_list[@]}"; do
+      cell "$m" frontier "auto $b" "$step" "strategy=auto budget=$b" budget="$b"
+    done
+  fi
   # Auto at exactly the peak a fixed strategy reached: it must not recompute
   # more. Fixed strategies often share a peak; one run serves them all.
   for lp in "${matches[@]}"; do

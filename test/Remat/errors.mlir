@@ -31,8 +31,8 @@
 // TIMELIMIT: mw-remat: time-limit must be a positive number of seconds
 
 // A fixed strategy under a budget it does not meet.
-// RUN: not mw-opt %t.mlir --mw-remat="strategy=selective budget=2000000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
-// FIXED: error: {{.*}}mw-remat: strategy=selective plans a peak of 2051860 B (1.96 MiB) (arena 628992 B (614.25 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=sqrt budget=2000000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: error: {{.*}}mw-remat: strategy=sqrt plans a peak of 2117140 B (2.02 MiB) (arena 694272 B (678.00 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
 
 // RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100 or cpu)

@@ -4,7 +4,7 @@
 // RUN: mw-models gpt --preset gpt2-tiny --train -o %t.mlir
 // RUN: mw-opt %t.mlir --mw-train-pipeline -o %t.p.mlir 2>/dev/null
 // RUN: mw-translate --mw-to-plan %t.p.mlir -o %t.mwplan
-// RUN: mw-opt %t.mlir --mw-remat="strategy=selective" --mw-train-pipeline -o %t.rp.mlir 2>/dev/null
+// RUN: mw-opt %t.mlir --mw-remat="strategy=sqrt" --mw-train-pipeline -o %t.rp.mlir 2>/dev/null
 // RUN: mw-translate --mw-to-plan %t.rp.mlir -o %t.r.mwplan
 // RUN: mw-opt %t.mlir --mw-remat="strategy=all" --mw-train-pipeline -o %t.ap.mlir 2>/dev/null
 // RUN: mw-translate --mw-to-plan %t.ap.mlir -o %t.a.mwplan

@@ -24,9 +24,16 @@
 // RUN: mw-eval %t.gpt.auto92.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal budget=92%" -o %t.gpt.opt.mlir
 // RUN: mw-eval %t.gpt.opt.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// Unfused attention: selective recomputes the core attention.
+// RUN: mw-models gpt --preset gpt2-tiny --attention=unfused --train -o %t.gptu.mlir
+// RUN: mw-eval %t.gptu.mlir --entry train_step --inputs %t.gpt.in --print > %t.gptu.ref
+// RUN: mw-opt %t.gptu.mlir --mw-remat=strategy=selective -o %t.gptu.sel.mlir
+// RUN: mw-eval %t.gptu.sel.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gptu.ref -
+// RUN: mw-opt %t.gptu.mlir --mw-remat="budget=93%" -o %t.gptu.auto.mlir
+// RUN: mw-eval %t.gptu.auto.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gptu.ref -
 // Rematerializing a rematerialized step (clones count as backward ops).
-// RUN: mw-opt %t.gpt.sel.mlir --mw-remat=strategy=sqrt -o %t.gpt.twice.mlir
-// RUN: mw-eval %t.gpt.twice.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// RUN: mw-opt %t.gptu.sel.mlir --mw-remat=strategy=sqrt -o %t.gpt.twice.mlir
+// RUN: mw-eval %t.gpt.twice.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gptu.ref -
 // The rewritten step still bufferizes, plans and verifies, with the same outputs.
 // RUN: mw-opt %t.gpt.all.mlir --mw-bufferize --mw-static-arena --mw-verify-plan -o %t.gpt.all.p.mlir 2>/dev/null
 // RUN: mw-eval %t.gpt.all.p.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
@@ -43,8 +50,10 @@
 // RUN: mw-eval %t.llama.k1.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
 // RUN: mw-opt %t.llama.mlir --mw-remat=strategy=sqrt -o %t.llama.sqrt.mlir
 // RUN: mw-eval %t.llama.sqrt.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
-// RUN: mw-opt %t.llama.mlir --mw-remat=strategy=selective -o %t.llama.sel.mlir
-// RUN: mw-eval %t.llama.sel.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
+// RUN: mw-models llama --preset llama-tiny --train --precision bf16 --grad-accum 2 --attention=unfused -o %t.llamau.mlir
+// RUN: mw-eval %t.llamau.mlir --entry train_step --inputs %t.llama.in --print > %t.llamau.ref
+// RUN: mw-opt %t.llamau.mlir --mw-remat=strategy=selective -o %t.llama.sel.mlir
+// RUN: mw-eval %t.llama.sel.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llamau.ref -
 // RUN: mw-opt %t.llama.mlir --mw-remat="budget=100%" -o %t.llama.auto.mlir
 // RUN: mw-eval %t.llama.auto.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
 // RUN: mw-opt %t.llama.mlir --mw-remat="strategy=optimal budget=100%" -o %t.llama.opt.mlir
@@ -60,8 +69,10 @@
 // RUN: mw-eval %t.bert.k1.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 // RUN: mw-opt %t.bert.mlir --mw-remat=strategy=sqrt -o %t.bert.sqrt.mlir
 // RUN: mw-eval %t.bert.sqrt.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
-// RUN: mw-opt %t.bert.mlir --mw-remat=strategy=selective -o %t.bert.sel.mlir
-// RUN: mw-eval %t.bert.sel.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
+// RUN: mw-models bert --preset bert-tiny --train --precision fp16 --attention=unfused -o %t.bertu.mlir
+// RUN: mw-eval %t.bertu.mlir --entry train_step --inputs %t.bert.in --print > %t.bertu.ref
+// RUN: mw-opt %t.bertu.mlir --mw-remat=strategy=selective -o %t.bert.sel.mlir
+// RUN: mw-eval %t.bert.sel.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bertu.ref -
 // RUN: mw-opt %t.bert.mlir --mw-remat="budget=98%" -o %t.bert.auto.mlir
 // RUN: mw-eval %t.bert.auto.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 // RUN: mw-opt %t.bert.mlir --mw-remat="strategy=optimal budget=98%" -o %t.bert.opt.mlir

@@ -39,11 +39,13 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <map>
 
 #define DEBUG_TYPE "mw-remat"
@@ -799,6 +801,41 @@ bool isAttentionRegion(StringRef region) {
   return last.ends_with("attn") || last.ends_with("attention");
 }
 
+/// Megatron-LM's core attention (Korthikanti et al. 2022, selective
+/// activation recomputation): in each attention region of a block, the
+/// values computed from the first matmul of two activations (the scores,
+/// QK^T) up to, not including, the next matmul of two activations (the
+/// context, attention over V): scaling, masking, softmax, dropout. These
+/// are the sequence-squared activations; Q, K, V and the context are not
+/// in the set. A fused mw.attention keeps no such values, so the set is
+/// then empty.
+llvm::DenseSet<Value> coreAttentionValues(const StepInfo &info) {
+  llvm::DenseSet<Value> argOnly = argumentOnlyValues(info);
+  auto isActivation = [&](Value v) {
+    return !isa<BlockArgument>(v) && !argOnly.contains(v);
+  };
+  llvm::DenseSet<Value> core;
+  llvm::StringSet<> scored; // attention regions whose scores were found
+  for (Operation *op : info.forwardOps) {
+    auto split = splitBlock(locName(op->getLoc()));
+    if (!split)
+      continue;
+    std::string region = split->second.substr(0, split->second.find('.'));
+    if (!isAttentionRegion(region))
+      continue;
+    std::string key = split->first + "." + region;
+    bool activations = isa<MatmulOp>(op) && op->getNumOperands() == 2 &&
+                       llvm::all_of(op->getOperands(), isActivation);
+    bool fromCore = llvm::any_of(op->getOperands(),
+                                 [&](Value v) { return core.contains(v); });
+    if (activations && fromCore)
+      continue; // the context: kept
+    if ((activations && scored.insert(key).second) || fromCore)
+      core.insert(op->result_begin(), op->result_end());
+  }
+  return core;
+}
+
 /// Where each saved value is used: its last forward use and its first and
 /// last backward use (op indices of the step), and which saved index a value
 /// id is (-1 for values that are not droppable saved values).
@@ -1172,14 +1209,17 @@ fixedKeep(const StepInfo &info, StringRef strategy, int64_t k,
     llvm::StringMap<unsigned> blockIndex;
     for (auto [i, b] : llvm::enumerate(bi.blocks))
       blockIndex[b] = i;
+    llvm::DenseSet<Value> core;
+    if (strategy == "selective")
+      core = coreAttentionValues(info);
     for (unsigned i = 0; i < n; ++i) {
       if (bi.blockOf[i].empty())
         continue; // outside blocks: embeddings, final norm, head, loss
       if (strategy == "every-k") {
         unsigned idx = blockIndex[bi.blockOf[i]];
         keep[i] = bi.isBlockOutput[i] && (idx + 1) % k == 0;
-      } else if (isAttentionRegion(bi.regionOf[i])) {
-        keep[i] = bi.isRegionOutput[i];
+      } else {
+        keep[i] = !core.contains(info.saved[i]);
       }
     }
   } else if (strategy == "sqrt") {
@@ -1414,6 +1454,80 @@ void MwRematPass::runOnOperation() {
           plan = planRemat(g, info, kp, false);
         }
       }
+
+      // Reverse delete: a greedy path drops values early that a later drop
+      // made unnecessary (the peak moved on), and between two steps of a
+      // path there is arena left unused. For a ladder of arena levels (each
+      // frontier candidate's arena, and 64 steps from the lowest to the
+      // save-all arena), take the cheapest candidate at or under the level
+      // and keep again its dropped values, the most expensive chain first,
+      // wherever the simulated profile over the value's dead interval has
+      // room for its bytes under the level. Keeping a value adds its bytes
+      // exactly there (its recompute and the chains through it go away).
+      // The result is simulated again and added as a candidate of its own.
+      // The levels depend only on the candidates, never on the budget.
+      SmallVector<unsigned> order(cands.size());
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+        if (cands[a].simArena != cands[b].simArena)
+          return cands[a].simArena < cands[b].simArena;
+        return cheaper(cands[a], cands[b]);
+      });
+      SmallVector<unsigned> frontier;
+      for (unsigned c : order)
+        if (frontier.empty() || cheaper(cands[c], cands[frontier.back()]))
+          frontier.push_back(c);
+      SmallVector<int64_t> levels;
+      int64_t lowest = cands[frontier.front()].simArena;
+      int64_t highest = cands[frontier.back()].simArena;
+      for (unsigned c : frontier)
+        levels.push_back(cands[c].simArena);
+      for (int j = 1; j < 64; ++j)
+        levels.push_back(lowest + (highest - lowest) * j / 64);
+      llvm::sort(levels);
+      levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+      SmallVector<std::pair<double, unsigned>> dropped;
+      unsigned base = 0;
+      for (int64_t level : levels) {
+        while (base + 1 < frontier.size() &&
+               cands[frontier[base + 1]].simArena <= level)
+          ++base;
+        const Candidate &from = cands[frontier[base]];
+        kp = from.keep;
+        bool share = from.share;
+        std::string name = from.name;
+        RematPlan plan = planRemat(g, info, kp, share);
+        simulateArena(g, plan, kAlignment, &profile);
+        dropped.clear();
+        for (unsigned i = 0; i < n; ++i)
+          if (!kp.test(i) && !info.forced.test(i) &&
+              uses.firstBwd[i] != INT_MAX)
+            dropped.push_back({chainSeconds(i), i});
+        std::stable_sort(dropped.begin(), dropped.end(),
+                         [](const auto &x, const auto &y) {
+                           return x.first > y.first;
+                         });
+        llvm::BitVector pruned = kp;
+        bool changed = false;
+        for (auto [cost, i] : dropped) {
+          int lo = uses.deadFrom(g, i), hi = uses.firstBwd[i];
+          int64_t bytes = llvm::alignTo(g.vals[g.saved[i]].bytes, kAlignment);
+          int64_t most = 0;
+          for (int t = lo; t < hi; ++t)
+            most = std::max(most, profile[t]);
+          if (most + bytes > level)
+            continue;
+          for (int t = lo; t < hi; ++t)
+            profile[t] += bytes;
+          pruned.set(i);
+          changed = true;
+        }
+        if (!changed)
+          continue;
+        RematPlan prunedPlan = planRemat(g, info, pruned, share);
+        add(name + " pruned to " + std::to_string(level), pruned, share,
+            prunedPlan, simulateArena(g, prunedPlan, kAlignment));
+      }
     }
     solveSeconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - solveStart)
@@ -1527,13 +1641,19 @@ void MwRematPass::runOnOperation() {
   numCloned += chosen.clones.size();
   // Bytes kept per layer: the block of the defining op's location
   // ("h.3"), else its location name ("lm_head"), in forward order.
-  int64_t savedBytes = 0;
+  // `blockBytes` counts the kept bytes of the transformer blocks alone:
+  // Megatron-LM's activation memory (Korthikanti et al. 2022) leaves the
+  // embeddings, the head and the loss out.
+  int64_t savedBytes = 0, blockBytes = 0;
   llvm::MapVector<StringRef, int64_t> keptByLayer;
   llvm::StringSet<> layerNames;
   for (auto [i, v] : llvm::enumerate(info.saved)) {
     std::string name = locName(v.getDefiningOp()->getLoc());
-    if (auto split = splitBlock(name))
+    bool inBlock = false;
+    if (auto split = splitBlock(name)) {
       name = split->first;
+      inBlock = true;
+    }
     if (name.empty())
       name = "unnamed";
     StringRef layer = layerNames.insert(name).first->getKey();
@@ -1541,6 +1661,8 @@ void MwRematPass::runOnOperation() {
     if (keep.test(i) || info.forced.test(i))
       bytes = shapedBytes(v.getType());
     savedBytes += bytes;
+    if (inBlock)
+      blockBytes += bytes;
     keptByLayer[layer] += bytes;
   }
   Builder b(&getContext());
@@ -1575,6 +1697,7 @@ void MwRematPass::runOnOperation() {
         << " simulated_arena=" << simulateArena(g, chosen, kAlignment)
         << " persistent=" << result.persistent
         << " saved_activation_bytes=" << savedBytes
+        << " block_activation_bytes=" << blockBytes
         << " recompute_flops=" << chosen.flops << " step_flops=" << stepFlops
         << " recompute_seconds=" << llvm::formatv("{0:e}", chosen.seconds)
         << " ops=" << g.nodes.size() << " chosen=\"" << chosenName << "\""

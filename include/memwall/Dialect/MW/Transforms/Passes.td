@@ -229,15 +229,18 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     function's arguments), `every-k` (keep the outputs of every `k`-th
     transformer block, blocks named by `loc("h.N...")`-style locations),
     `sqrt` (Chen et al. 2016: every ceil(sqrt(n))-th of the n articulation
-    values of the forward chain), `selective` (Megatron: recompute the
-    attention internals, ops located at `*.attn`, `*.attention`, but the
-    region outputs),
+    values of the forward chain), `selective` (Megatron-LM's selective
+    recompute: in attention regions, `*.attn` or `*.attention`, drop the
+    core attention from the scores matmul to the softmax, keeping Q, K, V
+    and the context; nothing to drop with a fused `mw.attention`),
     `optimal` (Checkmate's MILP on the fixed op order, solved by COIN-OR CBC
     within `time-limit`; needs a budget) and `auto` (`none` without a
     budget; with one, the cheapest, by `cost`, of a budget-independent set
-    of candidates whose arena fits: the fixed strategies and the steps of
+    of candidates whose arena fits: the fixed strategies, the steps of
     two greedy paths that drop values dead where the simulated arena
-    peaks; candidates are simulated with the arena's own rules).
+    peaks, and those candidates with values kept again wherever a ladder
+    of arena levels leaves room; candidates are simulated with the arena's
+    own rules).
 
     The peak of the result is measured, not estimated: the pass runs the
     real pipeline (`--mw-bufferize`, `--mw-static-arena`) on a copy of the
