@@ -9,8 +9,8 @@
 # Usage: bench/remat/run.sh [--models a,b] [--quick] [--time-limit SEC]
 #                           [--budgets 30%,50%] [--frontier 72%,74%] [--out DIR]
 #   --models      a comma-separated subset of: gpt2-small-unfused,
-#                 gpt2-small-fused, gpt2-medium, llama-7b-bf16, bert-large,
-#                 scaling (default: all of them)
+#                 gpt2-small-b8, gpt2-small-fused, gpt2-medium, llama-7b-bf16,
+#                 bert-large, scaling (default: all of them)
 #   --quick       gpt2-small-unfused and scaling only (unless --models says
 #                 otherwise), budgets 70%,90%,100%
 #   --time-limit  seconds of the optimal strategy per cell (default 30)
@@ -28,7 +28,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build_dir=${MW_BUILD_DIR:-$root/build}
-all_models=gpt2-small-unfused,gpt2-small-fused,gpt2-medium,llama-7b-bf16,bert-large,scaling
+all_models=gpt2-small-unfused,gpt2-small-b8,gpt2-small-fused,gpt2-medium,llama-7b-bf16,bert-large,scaling
 models=
 quick=
 time_limit=30
@@ -110,6 +110,7 @@ trap 'rm -rf "$scratch"' EXIT
 model_args() {
   case $1 in
     gpt2-small-unfused) echo "gpt --preset gpt2-small --attention=unfused" ;;
+    gpt2-small-b8) echo "gpt --preset gpt2-small --attention=unfused --batch 8" ;;
     gpt2-small-fused) echo "gpt --preset gpt2-small" ;;
     gpt2-medium) echo "gpt --preset gpt2-medium --attention=unfused" ;;
     llama-7b-bf16) echo "llama --preset llama-7b-shaped --layers 4 --precision bf16 --attention=unfused" ;;

@@ -258,6 +258,20 @@ bool PlanReader::read(std::string &error) {
   }
   if (!readPersistents(error))
     return false;
+  plan.peakBudgetBytes = fb.peak_budget();
+  if (plan.peakBudgetBytes) {
+    uint64_t peak = plan.arenaBytes;
+    for (const PersistentDesc &d : plan.persists)
+      peak += d.bytes;
+    if (peak > plan.peakBudgetBytes) {
+      error = "the plan peaks at " + std::to_string(peak) + " bytes (arena " +
+              std::to_string(plan.arenaBytes) + " + persistents " +
+              std::to_string(peak - plan.arenaBytes) +
+              "), over its peak_budget " +
+              std::to_string(plan.peakBudgetBytes);
+      return false;
+    }
+  }
   if (const auto *kernels = fb.kernels()) {
     plan.kernelList.resize(kernels->size());
     for (flatbuffers::uoffset_t i = 0; i < kernels->size(); ++i)

@@ -329,6 +329,25 @@ TEST(PlanLoad, RejectsBadArenaAlignment) {
                                 "two");
 }
 
+TEST(PlanLoad, PeakBudget) {
+  PlanBuilder b = denseReluPlan();
+  std::shared_ptr<const Plan> plan;
+  std::string error;
+  ASSERT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->peakBudget(), 0u);
+  uint64_t peak = plan->arenaSize();
+  for (const PersistentDesc &d : plan->persistents())
+    peak += d.bytes;
+  b.peakBudget = peak;
+  ASSERT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->peakBudget(), peak);
+  b.peakBudget = peak - 1;
+  EXPECT_CONTAINS(rejection(b), "the plan peaks at " + std::to_string(peak) +
+                                    " bytes (arena ");
+  EXPECT_CONTAINS(rejection(b),
+                  "over its peak_budget " + std::to_string(peak - 1));
+}
+
 TEST(PlanLoad, FileErrors) {
   std::shared_ptr<const Plan> plan;
   std::string missing = tempPath("missing.mwplan");

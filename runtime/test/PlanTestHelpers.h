@@ -141,6 +141,7 @@ struct PlanBuilder {
   uint64_t arenaSize = 0;
   uint64_t arenaAlignment = 64;
   uint64_t lowerBound = 0;
+  uint64_t peakBudget = 0;
   std::vector<PersistentSpec> persistents;
   std::vector<KernelSpec> kernels;
   std::vector<ResultSpec> results;
@@ -198,7 +199,8 @@ struct PlanBuilder {
                                               operand(r.value)));
     auto plan =
         mwplan::CreatePlanDirect(b, version, function.c_str(), arenaSize,
-                                 arenaAlignment, lowerBound, &ps, &ks, &rs);
+                                 arenaAlignment, lowerBound, &ps, &ks, &rs,
+                                 peakBudget);
     mwplan::FinishPlanBuffer(b, plan);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());

@@ -112,3 +112,13 @@
 // after the fact) is an error.
 // RUN: sed -e 's/mw.remat.budget_bytes = 2100000/mw.remat.budget_bytes = 2090000/' %t.b2.mlir | not mw-opt --mw-bufferize --mw-static-arena --mw-verify-plan -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVER
 // OVER: error: planned peak 2097940 B (arena 675072 B + persistent 1422868 B) is over the rematerialization budget 2090000 B (mw.remat.budget_bytes)
+
+// The exported plan carries the budget (the runtime checks it again at
+// load), and mw-translate writes no plan that is over it.
+// RUN: mw-opt %t.mlir --mw-remat="budget=2100000" --mw-train-pipeline -o %t.b2p.mlir
+// RUN: mw-translate --mw-plan-json %t.b2p.mlir | FileCheck %s --check-prefix=PLAN-BUDGET
+// PLAN-BUDGET: "peak_budget": 2100000,
+// RUN: rm -f %t.over.mwplan
+// RUN: sed -e 's/mw.remat.budget_bytes = 2100000/mw.remat.budget_bytes = 2090000/' %t.b2p.mlir | not mw-translate --mw-to-plan -o %t.over.mwplan 2>&1 | FileCheck %s --check-prefix=PLAN-OVER
+// RUN: not test -e %t.over.mwplan
+// PLAN-OVER: error: the plan of @train_step peaks at 2097940 B (arena 675072 B + persistent 1422868 B), over its rematerialization budget 2090000 B (mw.remat.budget_bytes)

@@ -98,6 +98,7 @@ private:
   /// Unplanned allocations the function returns: the first result index.
   DenseMap<Operation *, unsigned> returnedAllocs;
   SmallVector<int64_t> persistentElements;
+  int64_t persistentBytes = 0;
   llvm::StringSet<> persistentNames;
   std::vector<fb::Offset<mwplan::Persistent>> persistents;
   std::vector<fb::Offset<mwplan::Kernel>> kernels;
@@ -209,6 +210,7 @@ fb::Offset<mwplan::Persistent> PlanBuilder::persistent(StringRef name,
                                                        int argument) {
   persistentElements.push_back(
       ShapedType::getNumElements(ArrayRef<int64_t>(l.shape)));
+  persistentBytes += persistentElements.back() * dtypeBytes(l.dtype);
   auto nameOffset = string(name);
   auto shape = fbb.CreateVector(l.shape.data(), l.shape.size());
   return mwplan::CreatePersistent(fbb, nameOffset, l.dtype, shape, role,
@@ -634,6 +636,25 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
     if (failed(visit(&op)))
       return failure();
 
+  // A step rematerialized under a budget: the plan's peak must fit it (the
+  // check --mw-verify-plan makes, on what the runtime will allocate).
+  uint64_t peakBudget = 0;
+  if (auto budget = func->getAttrOfType<IntegerAttr>("mw.remat.budget_bytes")) {
+    std::optional<int64_t> value = toInt64(budget);
+    if (!value || *value <= 0)
+      return emitError(func.getLoc(), "@")
+             << func.getSymName()
+             << " has a mw.remat.budget_bytes that is not a positive integer";
+    uint64_t peak = arenaSize + static_cast<uint64_t>(persistentBytes);
+    if (peak > static_cast<uint64_t>(*value))
+      return emitError(func.getLoc(), "the plan of @")
+             << func.getSymName() << " peaks at " << peak << " B (arena "
+             << arenaSize << " B + persistent " << persistentBytes
+             << " B), over its rematerialization budget " << *value
+             << " B (mw.remat.budget_bytes)";
+    peakBudget = *value;
+  }
+
   auto name = string(func.getSymName());
   auto persistentsOffset = fbb.CreateVector(persistents);
   auto kernelsOffset = fbb.CreateVector(kernels);
@@ -641,7 +662,7 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
   mwplan::FinishPlanBuffer(
       fbb, mwplan::CreatePlan(fbb, mwrt::kMwPlanVersion, name, *size,
                               *alignment, *lowerBound, persistentsOffset,
-                              kernelsOffset, resultsOffset));
+                              kernelsOffset, resultsOffset, peakBudget));
   fb::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
   if (!mwplan::VerifyPlanBuffer(verifier))
     return emitError(func.getLoc(), "internal error: the plan of @")
@@ -803,6 +824,8 @@ static void writeJson(const mwplan::Plan &plan, raw_ostream &os) {
     j.attribute("arena_size", plan.arena_size());
     j.attribute("arena_alignment", plan.arena_alignment());
     j.attribute("lower_bound", plan.lower_bound());
+    if (plan.peak_budget())
+      j.attribute("peak_budget", plan.peak_budget());
     list("persistents", plan.persistents(), [&](const mwplan::Persistent &p) {
       oneLine(j, [&](llvm::json::OStream &l) {
         l.object([&] {

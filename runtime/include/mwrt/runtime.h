@@ -94,6 +94,9 @@ public:
   /// The plan's arena_alignment (0 when the plan gives none).
   uint64_t arenaAlignment() const { return arenaAlign; }
   uint64_t lowerBound() const { return lowerBoundBytes; }
+  /// The peak budget the step was rematerialized under, 0 for none; the
+  /// arena plus the persistents' bytes fit it (checked at load).
+  uint64_t peakBudget() const { return peakBudgetBytes; }
   const std::vector<PersistentDesc> &persistents() const { return persists; }
   const std::vector<KernelDesc> &kernels() const { return kernelList; }
   const std::vector<ResultDesc> &results() const { return resultList; }
@@ -113,6 +116,7 @@ private:
   friend class PlanReader;
   std::string sourceName, functionName;
   uint64_t arenaBytes = 0, arenaAlign = 0, lowerBoundBytes = 0;
+  uint64_t peakBudgetBytes = 0;
   std::vector<PersistentDesc> persists;
   std::vector<KernelDesc> kernelList;
   std::vector<ResultDesc> resultList;
