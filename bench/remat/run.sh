@@ -7,7 +7,7 @@
 # unreachable budget) and wall time go to RECORDS (JSON lines), which
 # bench/remat/table.py turns into one table per model and a summary.
 # Usage: bench/remat/run.sh [--models a,b] [--quick] [--time-limit SEC]
-#                           [--budgets 30%,50%] [--frontier 72%,74%] [--out DIR]
+#          [--budgets 30%,50%] [--fixed none,sqrt] [--frontier 72%,74%] [--out DIR]
 #   --models      a comma-separated subset of: gpt2-small-unfused,
 #                 gpt2-small-b8, gpt2-small-fused, gpt2-medium, llama-7b-bf16,
 #                 bert-large, scaling (default: all of them)
@@ -16,6 +16,8 @@
 #   --time-limit  seconds of the optimal strategy per cell (default 30)
 #   --cost        what auto and optimal minimize: time (default) or flops
 #   --budgets     the sweep (default 30%,40%,...,100% of the save-all peak)
+#   --fixed       the fixed strategies to run, `none` always (default
+#                 none,selective,every-k k=1,every-k k=2,sqrt,all)
 #   --frontier    gpt2-small-unfused's fine auto sweep for the activation
 #                 target (default 69%,70%,...,78%; --quick 72%,74%,76%)
 #   --out         where the steps, RECORDS (records.jsonl) and the table
@@ -33,10 +35,11 @@ models=
 quick=
 time_limit=30
 budgets=
+fixed_list=
 frontier=
 cost=time
 out=
-usage() { sed -n '9,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '9,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -48,6 +51,8 @@ while [ $# -gt 0 ]; do
     --cost=*) cost=${1#*=}; shift ;;
     --budgets) budgets=${2:?--budgets needs a list}; shift 2 ;;
     --budgets=*) budgets=${1#*=}; shift ;;
+    --fixed) fixed_list=${2:?--fixed needs a list}; shift 2 ;;
+    --fixed=*) fixed_list=${1#*=}; shift ;;
     --frontier) frontier=${2:?--frontier needs a list}; shift 2 ;;
     --frontier=*) frontier=${1#*=}; shift ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
@@ -94,7 +99,9 @@ needs_unfused=
 for m in "${model_list[@]}"; do
   [ "$m" = gpt2-small-fused ] || needs_unfused=1
 done
-if [ -n "$needs_unfused" ] && ! "$mw_models" --help 2>&1 | grep -q -- '--attention'; then
+# (The help is read whole first: `grep -q` closing the pipe early would make
+# mw-models die of SIGPIPE and pipefail report a missing option.)
+if [ -n "$needs_unfused" ] && ! [[ $("$mw_models" --help 2>&1) == *--attention* ]]; then
   echo "error: $mw_models has no --attention option (needed for --attention=unfused);" \
        "rebuild mw-models with it, or run --models gpt2-small-fused" >&2
   exit 1
@@ -113,8 +120,8 @@ model_args() {
     gpt2-small-b8) echo "gpt --preset gpt2-small --attention=unfused --batch 8" ;;
     gpt2-small-fused) echo "gpt --preset gpt2-small" ;;
     gpt2-medium) echo "gpt --preset gpt2-medium --attention=unfused" ;;
-    llama-7b-bf16) echo "llama --preset llama-7b-shaped --layers 4 --precision bf16 --attention=unfused" ;;
-    bert-large) echo "bert --preset bert-large --attention=unfused" ;;
+    llama-7b-bf16) echo "llama --preset llama-7b-shaped --layers 4 --precision bf16 --attention=unfused --batch 4" ;;
+    bert-large) echo "bert --preset bert-large --attention=unfused --batch 8" ;;
   esac
 }
 
@@ -161,7 +168,10 @@ last_peak() {
 echo "measured on $(git -C "$root" rev-parse --short HEAD)$([ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ] && echo " + working tree")"
 echo "records: $records" >&2
 
-fixed=("none" "selective" "every-k k=1" "every-k k=2" "sqrt" "all")
+IFS=, read -r -a wanted <<<"${fixed_list:-none,selective,every-k k=1,every-k k=2,sqrt,all}"
+# `none` is every table's reference: always run, and first.
+fixed=("none")
+for s in "${wanted[@]}"; do [ "$s" = none ] || fixed+=("$s"); done
 for m in "${model_list[@]}"; do
   [ "$m" = scaling ] && continue
   step=$out/steps/$m.mlir
