@@ -4,7 +4,16 @@
 
 // RUN: not mw-opt %t.mlir --mw-remat=budget=12XB -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not mw-opt %t.mlir --mw-remat=budget=-5MB -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
-// MALFORMED: mw-remat: malformed budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage like 60%)
+// MALFORMED: mw-remat: malformed budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, a percentage like 60%, or auto)
+
+// budget=auto is the target's device memory; the host has none.
+// RUN: not mw-opt %t.mlir --mw-remat="budget=auto target=cpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-CPU
+// AUTO-CPU: mw-remat: budget=auto plans for the target's device memory, and target=cpu has none; give bytes or a percentage
+// A step that does not fit an H200 (9.7 G fp32 parameters with AdamW):
+// RUN: mw-models mlp --preset mlp-tiny --hidden 98304 --in-features 98304 --layers 2 --train -o %t.big.mlir
+// RUN: not mw-opt %t.big.mlir --mw-remat=budget=auto -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-H200
+// AUTO-H200: error: {{.*}}mw-remat: budget 141000000000 B (134468.08 MiB) (budget=auto: the memory of target h200) is unreachable for @train_step: the smallest planned peak found is 154639270300 B
+// AUTO-H200: note: {{.*}}live at the peak: 'layers.0_3', 38654705664 B (36864.00 MiB)
 
 // RUN: not mw-opt %t.mlir --mw-remat=budget=1MiB -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FLOOR
 // FLOOR: error: {{.*}}mw-remat: budget 1048576 B (1.00 MiB) is below the persistent state of @train_step, 1422868 B (1.36 MiB) (parameters, optimizer state, inputs, outputs), which no rematerialization can reduce

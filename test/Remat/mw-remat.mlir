@@ -103,6 +103,13 @@
 // RUN: mw-opt %t.mlir --mw-remat=budget=2.1MB -o %t.b2again.mlir
 // RUN: diff %t.b2.mlir %t.b2again.mlir
 
+// budget=auto: the memory of the target's device (h200: 141 GB), which
+// gpt2-tiny fits without any recompute.
+// RUN: mw-opt %t.mlir --mw-remat=budget=auto | FileCheck %s --check-prefix=AUTO
+// AUTO: mw.remat.budget_bytes = 141000000000 {{.*}}mw.remat.peak_bytes = 2197780 {{.*}}mw.remat.recompute_flops = 0
+// RUN: mw-opt %t.mlir --mw-remat="budget=auto target=a100" | FileCheck %s --check-prefix=AUTO-A100
+// AUTO-A100: mw.remat.budget_bytes = 80000000000
+
 // Binary units; a budget the save-all step fits keeps everything.
 // RUN: mw-opt %t.mlir --mw-remat=budget=1GiB | FileCheck %s --check-prefix=GIB
 // GIB: mw.remat.budget_bytes = 1073741824 {{.*}}mw.remat.peak_bytes = 2197780 {{.*}}mw.remat.recompute_flops = 0

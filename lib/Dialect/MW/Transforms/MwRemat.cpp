@@ -64,20 +64,25 @@ namespace {
 // Targets and costs
 //===----------------------------------------------------------------------===//
 
-/// A roofline: peak dense compute and memory bandwidth.
+/// A roofline: peak dense compute and memory bandwidth; and the device
+/// memory `budget=auto` plans for (0: none).
 struct Target {
   StringRef name;
   double flopsPerSecond;
   double bytesPerSecond;
+  int64_t memoryBytes;
 };
 
 /// DESIGN.md decision 10. h200/h100: dense bf16 989 TFLOP/s, HBM3e 4.8 TB/s
 /// and HBM3 3.35 TB/s; a100: 312 TFLOP/s, 2.0 TB/s; cpu: a nominal server
-/// socket (1 TFLOP/s, 100 GB/s).
-constexpr Target kTargets[] = {{"h200", 989e12, 4.8e12},
-                               {"h100", 989e12, 3.35e12},
-                               {"a100", 312e12, 2.0e12},
-                               {"cpu", 1e12, 1e11}};
+/// socket (1 TFLOP/s, 100 GB/s). Memory: the nominal capacity in decimal
+/// gigabytes (141 GB, 80 GB, 80 GB), a little under what the devices report
+/// (about 150.7 GB and 85.5 GB), which leaves room for the CUDA context and
+/// library workspaces. The host has no fixed memory to plan for.
+constexpr Target kTargets[] = {{"h200", 989e12, 4.8e12, 141'000'000'000},
+                               {"h100", 989e12, 3.35e12, 80'000'000'000},
+                               {"a100", 312e12, 2.0e12, 80'000'000'000},
+                               {"cpu", 1e12, 1e11, 0}};
 
 const Target *findTarget(StringRef name) {
   for (const Target &t : kTargets)
@@ -112,19 +117,24 @@ int64_t shapedBytes(Type type) { return mw::detail::tensorBytes(type); }
 // Budgets
 //===----------------------------------------------------------------------===//
 
-/// A parsed `budget=`: bytes, or a percentage of the save-all peak.
+/// A parsed `budget=`: bytes, a percentage of the save-all peak, or the
+/// target's device memory (`auto`).
 struct Budget {
-  bool isPercent = false;
+  bool isPercent = false, isDevice = false;
   double percent = 0.0;
   int64_t bytes = 0;
 };
 
-/// Parses `123`, `500MB`, `1.5GiB`, `60%`; nullopt when malformed.
+/// Parses `123`, `500MB`, `1.5GiB`, `60%`, `auto`; nullopt when malformed.
 std::optional<Budget> parseBudget(StringRef text) {
   text = text.trim();
   if (text.empty())
     return std::nullopt;
   Budget b;
+  if (text == "auto") {
+    b.isDevice = true;
+    return b;
+  }
   if (text.consume_back("%")) {
     double pct;
     if (text.trim().getAsDouble(pct) || !(pct > 0.0) || std::isinf(pct))
@@ -1262,7 +1272,14 @@ void MwRematPass::runOnOperation() {
     if (!parsedBudget)
       return fail("malformed budget '" + budget +
                   "' (expected bytes with an optional unit B, KB, MB, GB, TB, "
-                  "KiB, MiB, GiB, TiB, or a percentage like 60%)");
+                  "KiB, MiB, GiB, TiB, a percentage like 60%, or auto)");
+    if (parsedBudget->isDevice) {
+      if (!tgt->memoryBytes)
+        return fail("budget=auto plans for the target's device memory, and "
+                    "target=" +
+                    target + " has none; give bytes or a percentage");
+      parsedBudget->bytes = tgt->memoryBytes;
+    }
   }
   if (strategy == "optimal" && !parsedBudget)
     return fail("strategy=optimal needs a budget (budget=BYTES or NN%)");
@@ -1286,6 +1303,10 @@ void MwRematPass::runOnOperation() {
   if (failed(saveAll))
     return signalPassFailure();
   int64_t budgetBytes = -1;
+  std::string budgetSource =
+      parsedBudget && parsedBudget->isDevice
+          ? " (budget=auto: the memory of target " + target + ")"
+          : "";
   if (parsedBudget) {
     budgetBytes = parsedBudget->isPercent
                       ? static_cast<int64_t>(std::floor(
@@ -1293,7 +1314,7 @@ void MwRematPass::runOnOperation() {
                       : parsedBudget->bytes;
     if (budgetBytes < saveAll->persistent) {
       mlir::emitError(func.getLoc())
-          << "mw-remat: budget " << formatBytes(budgetBytes)
+          << "mw-remat: budget " << formatBytes(budgetBytes) << budgetSource
           << " is below the persistent state of @" << func.getSymName() << ", "
           << formatBytes(saveAll->persistent)
           << " (parameters, optimizer state, inputs, outputs), which no "
@@ -1311,7 +1332,7 @@ void MwRematPass::runOnOperation() {
       return signalPassFailure();
     InFlightDiagnostic diag =
         mlir::emitError(func.getLoc())
-        << "mw-remat: budget " << formatBytes(budgetBytes)
+        << "mw-remat: budget " << formatBytes(budgetBytes) << budgetSource
         << " is unreachable for @" << function
         << ": the smallest planned peak found is " << formatBytes(low->peak())
         << " (arena " << formatBytes(low->arena) << " + persistent "

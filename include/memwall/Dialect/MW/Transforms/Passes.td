@@ -245,8 +245,9 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     The peak of the result is measured, not estimated: the pass runs the
     real pipeline (`--mw-bufferize`, `--mw-static-arena`) on a copy of the
     module and adds the arena to the persistent bytes (arguments and
-    returned buffers). `budget` takes bytes (`123`, `500MB`, `6GiB`) or a
-    percentage of the save-all peak (`60%`); a fixed strategy over it is an
+    returned buffers). `budget` takes bytes (`123`, `500MB`, `6GiB`), a
+    percentage of the save-all peak (`60%`) or `auto` (the memory of
+    `target`'s device); a fixed strategy over it is an
     error, and an unreachable budget is an error that states the smallest
     peak found and lists the buffers live there. The step records
     `mw.remat.*` attributes (see docs/remat.md); `verbose` adds a remark
@@ -257,7 +258,9 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "auto, none, all, every-k, sqrt, selective or optimal">,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
-           "KiB, MiB, GiB) or NN% of the save-all peak; empty for none">,
+           "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "
+           "device memory: h200 141 GB, h100 and a100 80 GB); empty for "
+           "none">,
     Option<"k", "k", "int64_t", /*default=*/"2",
            "every-k: keep the output of every k-th transformer block">,
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
