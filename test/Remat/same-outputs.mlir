@@ -88,6 +88,8 @@
 // RUN: mw-eval %t.mlp.k2.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
 // RUN: mw-opt %t.mlp.mlir --mw-remat=strategy=sqrt -o %t.mlp.sqrt.mlir
 // RUN: mw-eval %t.mlp.sqrt.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
+// RUN: mw-opt %t.mlp.mlir --mw-remat=strategy=selective -o %t.mlp.sel.mlir
+// RUN: mw-eval %t.mlp.sel.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
 // RUN: mw-opt %t.mlp.mlir --mw-remat="budget=100%" -o %t.mlp.auto.mlir
 // RUN: mw-eval %t.mlp.auto.mlir --entry train_step --inputs %t.mlp.in --print | diff %t.mlp.ref -
 // RUN: mw-opt %t.mlp.mlir --mw-remat="strategy=optimal budget=100%" -o %t.mlp.opt.mlir
