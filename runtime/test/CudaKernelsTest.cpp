@@ -28,6 +28,7 @@ using namespace mwrt::detail;
 using mwrt::test::adamPlan;
 using mwrt::test::denseReluPlan;
 using mwrt::test::PlanBuilder;
+using mwrt::test::twoAdamPlan;
 
 namespace {
 
@@ -592,7 +593,7 @@ protected:
 };
 
 TEST_F(CudaPlanTest, LossesMatchTheCpu) {
-  for (const PlanBuilder &b : {denseReluPlan(), adamPlan()}) {
+  for (const PlanBuilder &b : {denseReluPlan(), adamPlan(), twoAdamPlan()}) {
     std::shared_ptr<const Plan> plan = planOf(b);
     ASSERT_TRUE(plan);
     std::vector<double> cpu = losses(plan, "cpu", 4);
@@ -605,6 +606,27 @@ TEST_F(CudaPlanTest, LossesMatchTheCpu) {
       EXPECT_EQ(graph[i], cuda[i]) << i; // graphs replay the same kernels
     }
   }
+}
+
+TEST_F(CudaPlanTest, FusedAdamWMatchesPerTensorLaunches) {
+  // Two adamw kernels in a row go as one multi-tensor launch; per element
+  // the arithmetic is the same, so every loss is the same bits as with one
+  // launch per tensor (MWRT_CUDA_FUSED_ADAMW=0), eagerly and in a graph.
+  std::shared_ptr<const Plan> plan = planOf(twoAdamPlan());
+  ASSERT_TRUE(plan);
+  std::vector<double> fused = losses(plan, "cuda", 5);
+  std::vector<double> fusedGraph = losses(plan, "cuda", 5, /*graph=*/true);
+  setenv("MWRT_CUDA_FUSED_ADAMW", "0", 1);
+  std::vector<double> single = losses(plan, "cuda", 5);
+  unsetenv("MWRT_CUDA_FUSED_ADAMW");
+  ASSERT_EQ(fused.size(), 5u);
+  ASSERT_EQ(single.size(), 5u);
+  ASSERT_EQ(fusedGraph.size(), 5u);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    EXPECT_EQ(fused[i], single[i]) << i;
+    EXPECT_EQ(fusedGraph[i], single[i]) << i;
+  }
+  EXPECT_LT(fused.back(), fused.front()); // it trains
 }
 
 } // namespace

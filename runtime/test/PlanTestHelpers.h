@@ -275,6 +275,67 @@ inline PlanBuilder adamPlan() {
   return p;
 }
 
+/// loss = sum(w * w) + sum(u * u), then two consecutive mw.adamw updates
+/// with the same hyperparameters and step: the CUDA backend launches them as
+/// one multi-tensor kernel.
+inline PlanBuilder twoAdamPlan() {
+  PlanBuilder p;
+  p.function = "train_step";
+  p.arenaSize = 640;
+  int w = p.addPersistent("w", DType::F32, {3}, Role::Param, 0);
+  int wm = p.addPersistent("w.exp_avg", DType::F32, {3}, Role::OptimizerState, 1);
+  int wv =
+      p.addPersistent("w.exp_avg_sq", DType::F32, {3}, Role::OptimizerState, 2);
+  int u = p.addPersistent("u", DType::F32, {2, 4}, Role::Param, 3);
+  int um =
+      p.addPersistent("u.exp_avg", DType::F32, {2, 4}, Role::OptimizerState, 4);
+  int uv = p.addPersistent("u.exp_avg_sq", DType::F32, {2, 4},
+                           Role::OptimizerState, 5);
+  int step = p.addPersistent("optimizer.step", DType::I64, {},
+                             Role::OptimizerState, 6);
+  int loss = p.addPersistent("loss", DType::F32, {}, Role::Output);
+  p.addKernel("mw.mul", {persistent(w, {3}), persistent(w, {3})},
+              {arena(0, {3})});
+  p.addKernel("mw.reduce_sum", {arena(0, {3})}, {arena(192, {})},
+              {intsAttr("axes", {0})});
+  p.addKernel("mw.mul", {persistent(u, {2, 4}), persistent(u, {2, 4})},
+              {arena(256, {2, 4})});
+  p.addKernel("mw.reduce_sum", {arena(256, {2, 4})}, {arena(320, {})},
+              {intsAttr("axes", {0, 1})});
+  p.addKernel("mw.add", {arena(192, {}), arena(320, {})},
+              {persistent(loss, {})});
+  p.addKernel("mw.add", {persistent(w, {3}), persistent(w, {3})},
+              {arena(384, {3})});
+  p.addKernel("mw.add", {persistent(u, {2, 4}), persistent(u, {2, 4})},
+              {arena(448, {2, 4})});
+  p.addKernel("mw.splat", {}, {arena(512, {}, DType::I64)},
+              {intAttr("value", 1)});
+  p.addKernel("mw.add",
+              {persistent(step, {}, DType::I64), arena(512, {}, DType::I64)},
+              {arena(576, {}, DType::I64)});
+  p.addKernel("mw.adamw",
+              {persistent(w, {3}), arena(384, {3}), persistent(wm, {3}),
+               persistent(wv, {3}), arena(576, {}, DType::I64)},
+              {persistent(w, {3}), persistent(wm, {3}), persistent(wv, {3})},
+              {floatAttr("lr", 0.1), floatAttr("weight_decay", 0.01)});
+  p.addKernel("mw.adamw",
+              {persistent(u, {2, 4}), arena(448, {2, 4}), persistent(um, {2, 4}),
+               persistent(uv, {2, 4}), arena(576, {}, DType::I64)},
+              {persistent(u, {2, 4}), persistent(um, {2, 4}),
+               persistent(uv, {2, 4})},
+              {floatAttr("lr", 0.1), floatAttr("weight_decay", 0.01)});
+  p.addResult("loss", Role::Output, persistent(loss, {}));
+  p.addResult("w", Role::Param, persistent(w, {3}));
+  p.addResult("w.exp_avg", Role::OptimizerState, persistent(wm, {3}));
+  p.addResult("w.exp_avg_sq", Role::OptimizerState, persistent(wv, {3}));
+  p.addResult("u", Role::Param, persistent(u, {2, 4}));
+  p.addResult("u.exp_avg", Role::OptimizerState, persistent(um, {2, 4}));
+  p.addResult("u.exp_avg_sq", Role::OptimizerState, persistent(uv, {2, 4}));
+  p.addResult("optimizer.step", Role::OptimizerState,
+              arena(576, {}, DType::I64));
+  return p;
+}
+
 /// loss = sum(log(p)), then p -= 2 * 1 by mw.sgd. p is "scale.weight", a
 /// rank-1 weight the default initialization sets to 1, so the first loss is
 /// 0 and the second NaN (p = -1).

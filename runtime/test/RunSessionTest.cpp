@@ -197,6 +197,30 @@ TEST(RunSession, AdamWTwoStepsMatchHandComputation) {
   EXPECT_EQ(i64Values(step), (std::vector<int64_t>{2}));
 }
 
+TEST(RunSession, TwoAdamWUpdatesAreIndependent) {
+  // twoAdamPlan (the CUDA backend's multi-tensor adamw case): each parameter
+  // follows the one-parameter plan exactly, the other one beside it.
+  auto one = makeSession(adamPlan());
+  auto two = makeSession(twoAdamPlan());
+  ASSERT_TRUE(one && two);
+  std::vector<float> w = {1.0f, -2.0f, 0.5f};
+  ASSERT_EQ(one->setTensor("w", f32Tensor({3}, w)), MWRT_OK);
+  ASSERT_EQ(two->setTensor("w", f32Tensor({3}, w)), MWRT_OK);
+  ASSERT_EQ(two->setTensor("u", f32Tensor({2, 4}, std::vector<float>(8, 0.0f))),
+            MWRT_OK);
+  for (int t = 1; t <= 3; ++t) {
+    ASSERT_EQ(one->step(), MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(two->step(), MWRT_OK) << mwrt_last_error();
+    double a, b;
+    ASSERT_EQ(one->loss(a), MWRT_OK);
+    ASSERT_EQ(two->loss(b), MWRT_OK);
+    EXPECT_EQ(a, b) << t; // u stays 0: gradient 0, decay of 0
+  }
+  EXPECT_EQ(readF32(*two, "w"), readF32(*one, "w"));
+  EXPECT_EQ(readF32(*two, "w.exp_avg_sq"), readF32(*one, "w.exp_avg_sq"));
+  EXPECT_EQ(readF32(*two, "u"), std::vector<float>(8, 0.0f));
+}
+
 TEST(RunSession, StepCounterInAnAllocatedResult) {
   // As mw-translate writes it: the next optimizer.step is a buffer the step
   // allocates (persistent "result5", argument -1) returned as the result

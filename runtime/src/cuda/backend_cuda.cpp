@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 using namespace mwrt;
@@ -60,6 +61,35 @@ constexpr size_t kCublasWorkspace = 32u << 20;
 bool envFlag(const char *name) {
   const char *v = std::getenv(name);
   return v && std::strcmp(v, "1") == 0;
+}
+
+bool envOff(const char *name) {
+  const char *v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
+/// The bytes [first, last) a tensor's elements may touch.
+std::pair<const char *, const char *> extent(const TDesc &t, int elemSize) {
+  int64_t hi = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 0)
+      return {t.data, t.data};
+    hi += (t.shape[d] - 1) * (t.strides[d] < 0 ? -t.strides[d] : t.strides[d]);
+  }
+  return {t.data, t.data + (hi + 1) * elemSize};
+}
+
+bool overlap(const TDesc &a, const TDesc &b) {
+  auto [a0, a1] = extent(a, static_cast<int>(dtypeSize(DType(a.dtype))));
+  auto [b0, b1] = extent(b, static_cast<int>(dtypeSize(DType(b.dtype))));
+  return a0 < b1 && b0 < a1;
+}
+
+int64_t elementsOf(const TDesc &t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.rank; ++d)
+    n *= t.shape[d];
+  return n;
 }
 
 size_t alignUp(size_t v) { return (v + 255) & ~size_t(255); }
@@ -134,6 +164,8 @@ public:
       cudaGraphExecDestroy(graphExec);
     for (auto &entry : constants)
       cudaFree(entry.second);
+    for (auto &entry : adamGroups)
+      cudaFree(entry.second.device);
     if (workspace)
       cudaFree(workspace);
     if (cublasWorkspace)
@@ -149,6 +181,7 @@ public:
   mwrt_status init() {
     tf32 = envFlag("MWRT_CUDA_TF32");
     useGraph = envFlag("MWRT_CUDA_GRAPH");
+    fuseAdam = !envOff("MWRT_CUDA_FUSED_ADAMW");
     MWRT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     MWRT_CUBLAS_CHECK(cublasLtCreate(&lt));
     MWRT_CUDA_CHECK(cudaMalloc(&cublasWorkspace, kCublasWorkspace));
@@ -186,6 +219,7 @@ public:
   }
 
   mwrt_status upload(void *dst, const void *src, size_t bytes) override {
+    MWRT_TRY(flushAdamW()); // kernels deferred by run() go first
     if (!bytes)
       return MWRT_OK;
     MWRT_CUDA_CHECK(
@@ -195,6 +229,7 @@ public:
   }
 
   mwrt_status download(void *dst, const void *src, size_t bytes) override {
+    MWRT_TRY(flushAdamW()); // kernels deferred by run() go first
     if (!bytes)
       return MWRT_OK;
     MWRT_CUDA_CHECK(
@@ -204,6 +239,7 @@ public:
   }
 
   mwrt_status copy(const TensorRef &dst, const TensorRef &src) override {
+    MWRT_TRY(flushAdamW()); // kernels deferred by run() go first
     if (dst.numElements() == 0)
       return MWRT_OK;
     size_t size = dtypeSize(dst.dtype);
@@ -229,7 +265,12 @@ public:
           cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
       capturing = true;
     }
-    mwrt_status status = dispatch(k);
+    // Consecutive adamw kernels with the same hyperparameters and step wait
+    // and go as one multi-tensor launch when anything else comes.
+    bool defer = fuseAdam && k.kind == OpKind::AdamW;
+    mwrt_status status = defer ? deferAdamW(k) : flushAdamW();
+    if (status == MWRT_OK && !defer)
+      status = dispatch(k);
     if (status != MWRT_OK && capturing) { // give up on graphs
       cudaGraph_t graph = nullptr;
       cudaStreamEndCapture(stream, &graph);
@@ -242,6 +283,17 @@ public:
   }
 
   mwrt_status synchronize() override {
+    if (mwrt_status status = flushAdamW(); status != MWRT_OK) {
+      if (capturing) {
+        cudaGraph_t graph = nullptr;
+        cudaStreamEndCapture(stream, &graph);
+        if (graph)
+          cudaGraphDestroy(graph);
+        capturing = false;
+        useGraph = false;
+      }
+      return status;
+    }
     if (capturing) {
       capturing = false;
       cudaGraph_t graph = nullptr;
@@ -334,6 +386,12 @@ private:
   }
 
   mwrt_status dispatch(const BoundKernel &k);
+  /// Checks an adamw kernel and reads its tensors (t: param, grad, m, v,
+  /// step, new param, new m, new v) and hyperparameters (lr, beta1, beta2,
+  /// eps, weight_decay).
+  mwrt_status adamWOperands(KernelCall &c, TDesc (&t)[8], double (&hp)[5]);
+  mwrt_status deferAdamW(const BoundKernel &k);
+  mwrt_status flushAdamW();
   mwrt_status runConstant(const BoundKernel &k, KernelCall &c);
   mwrt_status runMatmul(KernelCall &c);
   mwrt_status gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t kk,
@@ -350,10 +408,155 @@ private:
   /// transA, transB, m, n, k, dtype, batch count.
   using AlgoKey = std::array<int64_t, 7>;
   std::map<AlgoKey, cublasLtMatmulAlgo_t> algos;
-  bool tf32 = false, useGraph = false, capturing = false;
+  /// adamw kernels waiting to go as one launch: their tensors, and the
+  /// hyperparameters and step they share.
+  struct PendingAdam {
+    TDesc t[8];
+  };
+  std::vector<PendingAdam> pendingAdam;
+  double pendingHp[5] = {};
+  /// Device copies of each group's AdamArgs and starts, by the group's first
+  /// kernel, uploaded during the first step (before any graph capture).
+  struct AdamGroup {
+    void *device = nullptr;
+    std::vector<AdamArgs> host;
+    int64_t total = 0;
+  };
+  std::map<std::pair<const BoundKernel *, size_t>, AdamGroup> adamGroups;
+  const BoundKernel *pendingFirst = nullptr;
+  std::set<std::pair<const BoundKernel *, const BoundKernel *>> joinedBefore;
+  bool tf32 = false, useGraph = false, capturing = false, fuseAdam = true;
   cudaGraphExec_t graphExec = nullptr;
   uint64_t pendingRuns = 0, completedSteps = 0;
 };
+
+mwrt_status CudaBackend::adamWOperands(KernelCall &c, TDesc (&t)[8],
+                                       double (&hp)[5]) {
+  for (size_t i = 1; i < 4; ++i)
+    MWRT_TRY(c.expectSameType(c.in(i), "operand", c.in(0), "param"));
+  for (size_t i = 0; i < 3; ++i)
+    MWRT_TRY(c.expectSameType(c.out(i), "result", c.in(0), "param"));
+  const TensorRef &step = c.in(4);
+  if (!step.shape.empty() ||
+      (step.dtype != DType::F32 && step.dtype != DType::I32 &&
+       step.dtype != DType::I64))
+    return c.fail("step must be a rank-0 f32, i32 or i64 tensor");
+  MWRT_TRY(c.getFloat("lr", hp[0], 1e-3));
+  MWRT_TRY(c.getFloat("beta1", hp[1], 0.9));
+  MWRT_TRY(c.getFloat("beta2", hp[2], 0.999));
+  MWRT_TRY(c.getFloat("eps", hp[3], 1e-8));
+  MWRT_TRY(c.getFloat("weight_decay", hp[4], 1e-2));
+  for (size_t i = 0; i < 5; ++i)
+    MWRT_TRY(desc(c.in(i), t[i]));
+  for (size_t i = 0; i < 3; ++i)
+    MWRT_TRY(desc(c.out(i), t[5 + i]));
+  return MWRT_OK;
+}
+
+mwrt_status CudaBackend::deferAdamW(const BoundKernel &k) {
+  size_t minIns, minOuts;
+  arity(k.kind, minIns, minOuts);
+  CpuKernelOptions cpuOptions;
+  KernelCall c{k.kind, *k.attrs, k.ins, k.outs, cpuOptions};
+  if (k.ins.size() < minIns || k.outs.size() < minOuts)
+    return c.fail("expects at least ", minIns, " operands and ", minOuts,
+                  " results, got ", k.ins.size(), " and ", k.outs.size());
+  PendingAdam next;
+  double hp[5];
+  MWRT_TRY(adamWOperands(c, next.t, hp));
+  // A kernel joins the group when it shares the hyperparameters and the
+  // step, and touches nothing an earlier member writes (nor writes what one
+  // reads): the group's kernels then commute, and one launch is the same.
+  bool joins = !pendingAdam.empty() &&
+               std::equal(hp, hp + 5, pendingHp) &&
+               next.t[4].data == pendingAdam.front().t[4].data &&
+               next.t[4].dtype == pendingAdam.front().t[4].dtype;
+  // The overlap test is quadratic in the group; a kernel that joined the
+  // same group in an earlier step (the tensors do not move) joins again.
+  bool known = joins && joinedBefore.count({pendingFirst, &k});
+  for (size_t j = 0; joins && !known && j < pendingAdam.size(); ++j) {
+    const TDesc *was = pendingAdam[j].t;
+    for (int w = 5; joins && w < 8; ++w) {
+      for (int r = 0; r < 8; ++r)
+        if (overlap(was[w], next.t[r]) || overlap(next.t[w], was[r]))
+          joins = false;
+    }
+  }
+  if (!joins) {
+    MWRT_TRY(flushAdamW());
+    pendingFirst = &k;
+    std::copy(hp, hp + 5, pendingHp);
+  } else if (!known) {
+    joinedBefore.insert({pendingFirst, &k});
+  }
+  pendingAdam.push_back(next);
+  return MWRT_OK;
+}
+
+mwrt_status CudaBackend::flushAdamW() {
+  if (pendingAdam.empty())
+    return MWRT_OK;
+  std::vector<PendingAdam> group;
+  group.swap(pendingAdam);
+  char *base = nullptr;
+  MWRT_TRY(scratch(256, base));
+  float *scalars = reinterpret_cast<float *>(base);
+  const double *hp = pendingHp;
+  auto one = [&](const TDesc *t) -> mwrt_status {
+    MWRT_CUDA_CHECK(launchAdamW(t[5], t[6], t[7], t[0], t[1], t[2], t[3],
+                                t[4], hp[0], hp[1], hp[2], hp[3], hp[4],
+                                scalars, errorFlag, stream));
+    return MWRT_OK;
+  };
+  if (group.size() == 1)
+    return one(group.front().t);
+  std::vector<AdamArgs> args;
+  std::vector<int64_t> starts;
+  int64_t total = 0;
+  for (const PendingAdam &p : group) {
+    int64_t n = elementsOf(p.t[0]);
+    if (n == 0)
+      continue;
+    const TDesc *t = p.t;
+    args.push_back(AdamArgs{t[0], t[1], t[2], t[3], t[5], t[6], t[7]});
+    starts.push_back(total);
+    total += n;
+  }
+  // The device copy of the group's arguments, made once; the tensors do not
+  // move between steps, so later steps find the same bytes. Anything new
+  // while a graph is being captured (no uploads there) goes per tensor.
+  AdamGroup &g = adamGroups[{pendingFirst, group.size()}];
+  size_t argBytes = args.size() * sizeof(AdamArgs);
+  bool same = g.device && g.host.size() == args.size() && g.total == total &&
+              std::memcmp(g.host.data(), args.data(), argBytes) == 0;
+  if (!same) {
+    if (capturing) {
+      for (const PendingAdam &p : group)
+        MWRT_TRY(one(p.t));
+      return MWRT_OK;
+    }
+    MWRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (g.device)
+      MWRT_CUDA_CHECK(cudaFree(g.device));
+    g.device = nullptr;
+    MWRT_CUDA_CHECK(
+        cudaMalloc(&g.device, argBytes + starts.size() * sizeof(int64_t)));
+    MWRT_CUDA_CHECK(cudaMemcpy(g.device, args.data(), argBytes,
+                               cudaMemcpyHostToDevice));
+    MWRT_CUDA_CHECK(cudaMemcpy(static_cast<char *>(g.device) + argBytes,
+                               starts.data(), starts.size() * sizeof(int64_t),
+                               cudaMemcpyHostToDevice));
+    g.host = args;
+    g.total = total;
+  }
+  MWRT_CUDA_CHECK(launchMultiTensorAdamW(
+      static_cast<const AdamArgs *>(g.device),
+      reinterpret_cast<const int64_t *>(static_cast<char *>(g.device) +
+                                        argBytes),
+      static_cast<int>(args.size()), total, group.front().t[4], hp[0], hp[1],
+      hp[2], hp[3], hp[4], scalars, errorFlag, stream));
+  return MWRT_OK;
+}
 
 int ewOpOf(OpKind k, bool geluTanh) {
   switch (k) {
@@ -979,30 +1182,13 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     return MWRT_OK;
   }
   case OpKind::AdamW: {
-    for (size_t i = 1; i < 4; ++i)
-      MWRT_TRY(c.expectSameType(c.in(i), "operand", c.in(0), "param"));
-    for (size_t i = 0; i < 3; ++i)
-      MWRT_TRY(c.expectSameType(c.out(i), "result", c.in(0), "param"));
-    const TensorRef &step = c.in(4);
-    if (!step.shape.empty() ||
-        (step.dtype != DType::F32 && step.dtype != DType::I32 &&
-         step.dtype != DType::I64))
-      return c.fail("step must be a rank-0 f32, i32 or i64 tensor");
-    double lr, b1, b2, eps, wd;
-    MWRT_TRY(c.getFloat("lr", lr, 1e-3));
-    MWRT_TRY(c.getFloat("beta1", b1, 0.9));
-    MWRT_TRY(c.getFloat("beta2", b2, 0.999));
-    MWRT_TRY(c.getFloat("eps", eps, 1e-8));
-    MWRT_TRY(c.getFloat("weight_decay", wd, 1e-2));
     TDesc t[8];
-    for (size_t i = 0; i < 5; ++i)
-      MWRT_TRY(in(i, t[i]));
-    for (size_t i = 0; i < 3; ++i)
-      MWRT_TRY(out(i, t[5 + i]));
+    double hp[5];
+    MWRT_TRY(adamWOperands(c, t, hp));
     char *base = nullptr;
     MWRT_TRY(scratch(256, base));
     MWRT_CUDA_CHECK(launchAdamW(t[5], t[6], t[7], t[0], t[1], t[2], t[3], t[4],
-                                lr, b1, b2, eps, wd,
+                                hp[0], hp[1], hp[2], hp[3], hp[4],
                                 reinterpret_cast<float *>(base), errorFlag,
                                 stream));
     return MWRT_OK;

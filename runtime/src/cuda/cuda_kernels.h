@@ -121,12 +121,27 @@ cudaError_t launchAttentionGrad(const TDesc &dq, const TDesc &dk,
                                 int64_t bh, int64_t sq, int64_t sk, int64_t d,
                                 int64_t dv, float scale, bool causal,
                                 float *scratch, cudaStream_t s);
+/// The tensors of one adamw: param, grad, m, v in; new param, m, v out.
+struct AdamArgs {
+  TDesc p, g, m, v, np, nm, nv;
+};
+
 /// adamw; `step` a device scalar of dtype stepType, `scratch` 2 floats.
 cudaError_t launchAdamW(const TDesc &newP, const TDesc &newM,
                         const TDesc &newV, const TDesc &p, const TDesc &g,
                         const TDesc &m, const TDesc &v, const TDesc &step,
                         double lr, double b1, double b2, double eps, double wd,
                         float *scratch, int *err, cudaStream_t s);
+/// A group of adamw updates with the same hyperparameters and step in one
+/// launch (multi-tensor apply): `tensors` and `starts` are device arrays of
+/// `count` entries, `starts` the first element of each tensor in the
+/// group's concatenated index space (ascending, each tensor non-empty),
+/// `total` the elements of all. Per element the arithmetic of launchAdamW.
+cudaError_t launchMultiTensorAdamW(const AdamArgs *tensors,
+                                   const int64_t *starts, int count,
+                                   int64_t total, const TDesc &step, double lr,
+                                   double b1, double b2, double eps, double wd,
+                                   float *scratch, int *err, cudaStream_t s);
 /// sgd; buf/newBuf null without momentum.
 cudaError_t launchSgd(const TDesc &newP, const TDesc *newBuf, const TDesc &p,
                       const TDesc &g, const TDesc *buf, float lr, float mom,

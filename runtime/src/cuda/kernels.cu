@@ -723,23 +723,49 @@ __global__ void adamScalarsKernel(TDesc step, double b1, double b2,
   out[1] = static_cast<float>(1.0 - pow(b2, t));
 }
 
-struct AdamArgs {
-  TDesc p, g, m, v, np, nm, nv;
-};
+/// One element of adamw; the per-tensor and the multi-tensor kernels share
+/// it, so both give the same bits.
+__device__ __forceinline__ void adamWElement(const AdamArgs &a, int64_t i,
+                                             float decay, float fb1, float fb2,
+                                             float omb1, float omb2, float lr,
+                                             float eps, float bc1, float bc2) {
+  float gi = at(a.g, i);
+  float pi = at(a.p, i) * decay;
+  float mi = fb1 * at(a.m, i) + omb1 * gi;
+  float vi = fb2 * at(a.v, i) + omb2 * gi * gi;
+  float mhat = mi / bc1, vhat = vi / bc2;
+  put(a.np, i, pi - lr * mhat / (sqrtf(vhat) + eps));
+  put(a.nm, i, mi);
+  put(a.nv, i, vi);
+}
 
 __global__ void adamWKernel(AdamArgs a, int64_t n, float decay, float fb1,
                             float fb2, float omb1, float omb2, float lr,
                             float eps, const float *bc) {
   float bc1 = bc[0], bc2 = bc[1];
-  MW_FOR(i, n) {
-    float gi = at(a.g, i);
-    float pi = at(a.p, i) * decay;
-    float mi = fb1 * at(a.m, i) + omb1 * gi;
-    float vi = fb2 * at(a.v, i) + omb2 * gi * gi;
-    float mhat = mi / bc1, vhat = vi / bc2;
-    put(a.np, i, pi - lr * mhat / (sqrtf(vhat) + eps));
-    put(a.nm, i, mi);
-    put(a.nv, i, vi);
+  MW_FOR(i, n)
+    adamWElement(a, i, decay, fb1, fb2, omb1, omb2, lr, eps, bc1, bc2);
+}
+
+/// Element i of the group's concatenated index space belongs to the last
+/// tensor whose start is <= i (binary search over `starts`).
+__global__ void multiTensorAdamWKernel(const AdamArgs *tensors,
+                                       const int64_t *starts, int count,
+                                       int64_t total, float decay, float fb1,
+                                       float fb2, float omb1, float omb2,
+                                       float lr, float eps, const float *bc) {
+  float bc1 = bc[0], bc2 = bc[1];
+  MW_FOR(i, total) {
+    int lo = 0, hi = count - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (starts[mid] <= i)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    adamWElement(tensors[lo], i - starts[lo], decay, fb1, fb2, omb1, omb2, lr,
+                 eps, bc1, bc2);
   }
 }
 
@@ -1009,6 +1035,24 @@ cudaError_t launchAdamW(const TDesc &newP, const TDesc &newM,
       static_cast<float>(b2), static_cast<float>(1.0 - b1),
       static_cast<float>(1.0 - b2), static_cast<float>(lr),
       static_cast<float>(eps), scratch);
+  return cudaGetLastError();
+}
+
+cudaError_t launchMultiTensorAdamW(const AdamArgs *tensors,
+                                   const int64_t *starts, int count,
+                                   int64_t total, const TDesc &step, double lr,
+                                   double b1, double b2, double eps, double wd,
+                                   float *scratch, int *err, cudaStream_t s) {
+  adamScalarsKernel<<<1, 1, 0, s>>>(step, b1, b2, scratch, err);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    return e;
+  if (count == 0 || total == 0)
+    return cudaSuccess;
+  multiTensorAdamWKernel<<<gridFor(total), kBlock, 0, s>>>(
+      tensors, starts, count, total, static_cast<float>(1.0 - lr * wd),
+      static_cast<float>(b1), static_cast<float>(b2),
+      static_cast<float>(1.0 - b1), static_cast<float>(1.0 - b2),
+      static_cast<float>(lr), static_cast<float>(eps), scratch);
   return cudaGetLastError();
 }
 
