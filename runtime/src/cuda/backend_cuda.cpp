@@ -266,32 +266,20 @@ public:
       capturing = true;
     }
     // Consecutive adamw kernels with the same hyperparameters and step wait
-    // and go as one multi-tensor launch when anything else comes.
-    bool defer = fuseAdam && k.kind == OpKind::AdamW;
-    mwrt_status status = defer ? deferAdamW(k) : flushAdamW();
-    if (status == MWRT_OK && !defer)
+    // (dispatch defers them) and go as one multi-tensor launch when
+    // anything else comes.
+    mwrt_status status = fuseAdam && k.kind == OpKind::AdamW ? MWRT_OK
+                                                              : flushAdamW();
+    if (status == MWRT_OK)
       status = dispatch(k);
-    if (status != MWRT_OK && capturing) { // give up on graphs
-      cudaGraph_t graph = nullptr;
-      cudaStreamEndCapture(stream, &graph);
-      if (graph)
-        cudaGraphDestroy(graph);
-      capturing = false;
-      useGraph = false;
-    }
+    if (status != MWRT_OK)
+      abandonCapture();
     return status;
   }
 
   mwrt_status synchronize() override {
     if (mwrt_status status = flushAdamW(); status != MWRT_OK) {
-      if (capturing) {
-        cudaGraph_t graph = nullptr;
-        cudaStreamEndCapture(stream, &graph);
-        if (graph)
-          cudaGraphDestroy(graph);
-        capturing = false;
-        useGraph = false;
-      }
+      abandonCapture();
       return status;
     }
     if (capturing) {
@@ -331,6 +319,17 @@ public:
   }
 
 private:
+  /// After a failure while capturing: give up on graphs for this session.
+  void abandonCapture() {
+    if (!capturing)
+      return;
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(stream, &graph);
+    if (graph)
+      cudaGraphDestroy(graph);
+    capturing = false;
+    useGraph = false;
+  }
   mwrt_status desc(const TensorRef &t, TDesc &d) const {
     return descAs(t, t.shape, cpu::stridesOf(t), d);
   }
@@ -386,11 +385,11 @@ private:
   }
 
   mwrt_status dispatch(const BoundKernel &k);
-  /// Checks an adamw kernel and reads its tensors (t: param, grad, m, v,
-  /// step, new param, new m, new v) and hyperparameters (lr, beta1, beta2,
-  /// eps, weight_decay).
-  mwrt_status adamWOperands(KernelCall &c, TDesc (&t)[8], double (&hp)[5]);
-  mwrt_status deferAdamW(const BoundKernel &k);
+  /// Adds adamw kernel `k` (t: param, grad, m, v, step, new param, new m,
+  /// new v; hp: lr, beta1, beta2, eps, weight_decay) to the pending group,
+  /// launching the group first when `k` cannot join it.
+  mwrt_status deferAdamW(const BoundKernel &k, const TDesc (&t)[8],
+                         const double (&hp)[5]);
   mwrt_status flushAdamW();
   mwrt_status runConstant(const BoundKernel &k, KernelCall &c);
   mwrt_status runMatmul(KernelCall &c);
@@ -430,40 +429,10 @@ private:
   uint64_t pendingRuns = 0, completedSteps = 0;
 };
 
-mwrt_status CudaBackend::adamWOperands(KernelCall &c, TDesc (&t)[8],
-                                       double (&hp)[5]) {
-  for (size_t i = 1; i < 4; ++i)
-    MWRT_TRY(c.expectSameType(c.in(i), "operand", c.in(0), "param"));
-  for (size_t i = 0; i < 3; ++i)
-    MWRT_TRY(c.expectSameType(c.out(i), "result", c.in(0), "param"));
-  const TensorRef &step = c.in(4);
-  if (!step.shape.empty() ||
-      (step.dtype != DType::F32 && step.dtype != DType::I32 &&
-       step.dtype != DType::I64))
-    return c.fail("step must be a rank-0 f32, i32 or i64 tensor");
-  MWRT_TRY(c.getFloat("lr", hp[0], 1e-3));
-  MWRT_TRY(c.getFloat("beta1", hp[1], 0.9));
-  MWRT_TRY(c.getFloat("beta2", hp[2], 0.999));
-  MWRT_TRY(c.getFloat("eps", hp[3], 1e-8));
-  MWRT_TRY(c.getFloat("weight_decay", hp[4], 1e-2));
-  for (size_t i = 0; i < 5; ++i)
-    MWRT_TRY(desc(c.in(i), t[i]));
-  for (size_t i = 0; i < 3; ++i)
-    MWRT_TRY(desc(c.out(i), t[5 + i]));
-  return MWRT_OK;
-}
-
-mwrt_status CudaBackend::deferAdamW(const BoundKernel &k) {
-  size_t minIns, minOuts;
-  arity(k.kind, minIns, minOuts);
-  CpuKernelOptions cpuOptions;
-  KernelCall c{k.kind, *k.attrs, k.ins, k.outs, cpuOptions};
-  if (k.ins.size() < minIns || k.outs.size() < minOuts)
-    return c.fail("expects at least ", minIns, " operands and ", minOuts,
-                  " results, got ", k.ins.size(), " and ", k.outs.size());
+mwrt_status CudaBackend::deferAdamW(const BoundKernel &k, const TDesc (&t)[8],
+                                    const double (&hp)[5]) {
   PendingAdam next;
-  double hp[5];
-  MWRT_TRY(adamWOperands(c, next.t, hp));
+  std::copy(t, t + 8, next.t);
   // A kernel joins the group when it shares the hyperparameters and the
   // step, and touches nothing an earlier member writes (nor writes what one
   // reads): the group's kernels then commute, and one launch is the same.
@@ -1182,9 +1151,28 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     return MWRT_OK;
   }
   case OpKind::AdamW: {
-    TDesc t[8];
+    for (size_t i = 1; i < 4; ++i)
+      MWRT_TRY(c.expectSameType(c.in(i), "operand", c.in(0), "param"));
+    for (size_t i = 0; i < 3; ++i)
+      MWRT_TRY(c.expectSameType(c.out(i), "result", c.in(0), "param"));
+    const TensorRef &step = c.in(4);
+    if (!step.shape.empty() ||
+        (step.dtype != DType::F32 && step.dtype != DType::I32 &&
+         step.dtype != DType::I64))
+      return c.fail("step must be a rank-0 f32, i32 or i64 tensor");
     double hp[5];
-    MWRT_TRY(adamWOperands(c, t, hp));
+    MWRT_TRY(c.getFloat("lr", hp[0], 1e-3));
+    MWRT_TRY(c.getFloat("beta1", hp[1], 0.9));
+    MWRT_TRY(c.getFloat("beta2", hp[2], 0.999));
+    MWRT_TRY(c.getFloat("eps", hp[3], 1e-8));
+    MWRT_TRY(c.getFloat("weight_decay", hp[4], 1e-2));
+    TDesc t[8];
+    for (size_t i = 0; i < 5; ++i)
+      MWRT_TRY(in(i, t[i]));
+    for (size_t i = 0; i < 3; ++i)
+      MWRT_TRY(out(i, t[5 + i]));
+    if (fuseAdam) // launched with its neighbours by flushAdamW
+      return deferAdamW(k, t, hp);
     char *base = nullptr;
     MWRT_TRY(scratch(256, base));
     MWRT_CUDA_CHECK(launchAdamW(t[5], t[6], t[7], t[0], t[1], t[2], t[3], t[4],
