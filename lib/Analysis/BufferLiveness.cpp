@@ -201,8 +201,12 @@ void BufferLiveness::addBuffer(Value root, const DataLayout &layout) {
   if (name.empty())
     name = "buffer" + std::to_string(buffers.size());
   buffer.name = name;
-  for (unsigned k = 1; usedNames.contains(buffer.name); ++k)
-    buffer.name = name + "_" + std::to_string(k);
+  if (usedNames.contains(buffer.name)) {
+    unsigned &k = nextSuffix.try_emplace(name, 1).first->second;
+    do
+      buffer.name = name + "_" + std::to_string(k++);
+    while (usedNames.contains(buffer.name));
+  }
   usedNames.insert(buffer.name);
 
   std::optional<uint64_t> bytes;

@@ -21,6 +21,7 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cstdint>
@@ -95,6 +96,10 @@ private:
   llvm::DenseMap<Operation *, int64_t> positions;
   SmallVector<LiveBuffer> buffers;
   llvm::StringSet<> usedNames;
+  /// Per base name, the suffix to try first: names are never freed, so the
+  /// smallest free `name_k` is past the last one given (probing from 1 each
+  /// time is quadratic in the buffers sharing a location).
+  llvm::StringMap<unsigned> nextSuffix;
 };
 
 /// Bytes of a static-shape memref with identity layout: elements times the

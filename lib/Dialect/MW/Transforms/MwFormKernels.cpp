@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::mw {
 #define GEN_PASS_DEF_MWFORMKERNELS
@@ -23,14 +24,27 @@ using namespace mlir::mw;
 
 namespace {
 
+/// Positions of ops in their blocks, taken before the pass inserts anything
+/// and kept for the kernels that replace ops. Operation::isBeforeInBlock
+/// would renumber the whole block after every insertion: quadratic on the
+/// 17,000-op steps that rematerialization makes.
+using OpOrder = llvm::DenseMap<Operation *, unsigned>;
+
 /// Whether `op` is the last user of `value` in `op`'s block (every other user
 /// is an earlier op of the same block).
-bool diesAt(Value value, Operation *op) {
+bool diesAt(Value value, Operation *op, const OpOrder &order) {
+  auto here = order.find(op);
   for (Operation *user : value.getUsers()) {
     if (user == op)
       continue;
     Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
-    if (!inBlock || !inBlock->isBeforeInBlock(op))
+    if (!inBlock)
+      return false;
+    auto there = order.find(inBlock);
+    bool before = here != order.end() && there != order.end()
+                      ? there->second < here->second
+                      : inBlock->isBeforeInBlock(op);
+    if (!before)
       return false;
   }
   return true;
@@ -38,7 +52,8 @@ bool diesAt(Value value, Operation *op) {
 
 /// The destination of `op`'s result `index`: an operand it may overwrite, or
 /// a new tensor.empty built at `builder`'s insertion point.
-Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index) {
+Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
+                        const OpOrder &order) {
   Value result = op->getResult(index);
   bool isUpdate = isa<AdamWOp, SgdOp, LossScaleUpdateOp>(op);
   if (isUpdate) {
@@ -51,7 +66,7 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index) {
     for (Value operand : op->getOperands()) {
       if (operand.getType() != result.getType() || isa<BlockArgument>(operand))
         continue;
-      if (diesAt(operand, op))
+      if (diesAt(operand, op, order))
         return operand;
       if (!first)
         first = operand;
@@ -74,15 +89,26 @@ struct MwFormKernelsPass
           !op->getParentOfType<KernelOp>())
         ops.push_back(op);
     });
+    OpOrder order;
+    getOperation()->walk([&](Block *block) {
+      unsigned position = 0;
+      for (Operation &op : *block)
+        order[&op] = position++;
+    });
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {
       builder.setInsertionPoint(op);
       SmallVector<Value> outs;
       for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)
-        outs.push_back(chooseDestination(builder, op, r));
+        outs.push_back(chooseDestination(builder, op, r, order));
       KernelOp kernel = buildKernelAround(builder, op, op->getOperands(), outs,
                                           op->getResultTypes());
       op->replaceAllUsesWith(kernel.getResults());
+      if (auto it = order.find(op); it != order.end()) {
+        unsigned position = it->second;
+        order.erase(it); // its address may be reused by a new op
+        order[kernel] = position;
+      }
       op->erase();
     }
   }
