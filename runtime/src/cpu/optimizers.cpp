@@ -31,6 +31,22 @@ static mwrt_status checkParamAndGrad(const KernelCall &c) {
   return MWRT_OK;
 }
 
+mwrt_status readAdamWAttrs(KernelCall &c, AdamWAttrs &a) {
+  MWRT_TRY(c.getFloat("lr", a.lr, 1e-3));
+  MWRT_TRY(c.getFloat("beta1", a.beta1, 0.9));
+  MWRT_TRY(c.getFloat("beta2", a.beta2, 0.999));
+  MWRT_TRY(c.getFloat("eps", a.eps, 1e-8));
+  return c.getFloat("weight_decay", a.weightDecay, 1e-2);
+}
+
+mwrt_status readSgdAttrs(KernelCall &c, SgdAttrs &a) {
+  MWRT_TRY(c.getFloat("lr", a.lr));
+  MWRT_TRY(c.getFloat("momentum", a.momentum, 0.0));
+  MWRT_TRY(c.getFloat("dampening", a.dampening, 0.0));
+  MWRT_TRY(c.getFloat("weight_decay", a.weightDecay, 0.0));
+  return c.getBool("nesterov", a.nesterov);
+}
+
 mwrt_status runAdamW(KernelCall &c) {
   MWRT_TRY(checkParamAndGrad(c));
   MWRT_TRY(expectLikeParam(c, c.in(2), "exp_avg"));
@@ -43,12 +59,10 @@ mwrt_status runAdamW(KernelCall &c) {
                   " must be a rank-0 f32, i32 or i64 tensor");
   for (size_t i = 0; i < 3; ++i)
     MWRT_TRY(expectLikeParam(c, c.out(i), "result"));
-  double lr, b1, b2, eps, wd;
-  MWRT_TRY(c.getFloat("lr", lr, 1e-3));
-  MWRT_TRY(c.getFloat("beta1", b1, 0.9));
-  MWRT_TRY(c.getFloat("beta2", b2, 0.999));
-  MWRT_TRY(c.getFloat("eps", eps, 1e-8));
-  MWRT_TRY(c.getFloat("weight_decay", wd, 1e-2));
+  AdamWAttrs attrs;
+  MWRT_TRY(readAdamWAttrs(c, attrs));
+  double lr = attrs.lr, b1 = attrs.beta1, b2 = attrs.beta2, eps = attrs.eps,
+         wd = attrs.weightDecay;
   double t = elementAsDouble(step, 0);
   if (!(t >= 1.0))
     return c.fail("adamw step must be >= 1 (the 1-based count of this "
@@ -82,13 +96,11 @@ mwrt_status runAdamW(KernelCall &c) {
 
 mwrt_status runSgd(KernelCall &c) {
   MWRT_TRY(checkParamAndGrad(c));
-  double lr, momentum, dampening, wd;
-  bool nesterov;
-  MWRT_TRY(c.getFloat("lr", lr));
-  MWRT_TRY(c.getFloat("momentum", momentum, 0.0));
-  MWRT_TRY(c.getFloat("dampening", dampening, 0.0));
-  MWRT_TRY(c.getFloat("weight_decay", wd, 0.0));
-  MWRT_TRY(c.getBool("nesterov", nesterov));
+  SgdAttrs attrs;
+  MWRT_TRY(readSgdAttrs(c, attrs));
+  double lr = attrs.lr, momentum = attrs.momentum, dampening = attrs.dampening,
+         wd = attrs.weightDecay;
+  bool nesterov = attrs.nesterov;
   bool hasBuffer = c.ins.size() == 3;
   if (momentum != 0.0 && !hasBuffer)
     return c.fail("momentum ", momentum, " requires a momentum_buffer operand");

@@ -310,6 +310,17 @@ mwrt_status runActivationGrad(KernelCall &c);
 mwrt_status runSelect(KernelCall &c);
 mwrt_status runFoundInf(KernelCall &c);
 // optimizers.cpp
+/// adamw's and sgd's attributes with their defaults (the ops' ODS
+/// defaults), read once for the CPU and CUDA backends.
+struct AdamWAttrs {
+  double lr, beta1, beta2, eps, weightDecay;
+};
+mwrt_status readAdamWAttrs(KernelCall &c, AdamWAttrs &a);
+struct SgdAttrs {
+  double lr, momentum, dampening, weightDecay;
+  bool nesterov;
+};
+mwrt_status readSgdAttrs(KernelCall &c, SgdAttrs &a);
 mwrt_status runAdamW(KernelCall &c);
 mwrt_status runSgd(KernelCall &c);
 mwrt_status runLossScaleUpdate(KernelCall &c);

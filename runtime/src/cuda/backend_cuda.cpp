@@ -1160,12 +1160,10 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
         (step.dtype != DType::F32 && step.dtype != DType::I32 &&
          step.dtype != DType::I64))
       return c.fail("step must be a rank-0 f32, i32 or i64 tensor");
-    double hp[5];
-    MWRT_TRY(c.getFloat("lr", hp[0], 1e-3));
-    MWRT_TRY(c.getFloat("beta1", hp[1], 0.9));
-    MWRT_TRY(c.getFloat("beta2", hp[2], 0.999));
-    MWRT_TRY(c.getFloat("eps", hp[3], 1e-8));
-    MWRT_TRY(c.getFloat("weight_decay", hp[4], 1e-2));
+    cpu::AdamWAttrs attrs;
+    MWRT_TRY(cpu::readAdamWAttrs(c, attrs));
+    double hp[5] = {attrs.lr, attrs.beta1, attrs.beta2, attrs.eps,
+                    attrs.weightDecay};
     TDesc t[8];
     for (size_t i = 0; i < 5; ++i)
       MWRT_TRY(in(i, t[i]));
@@ -1182,13 +1180,11 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     return MWRT_OK;
   }
   case OpKind::Sgd: {
-    double lr, momentum, dampening, wd;
-    bool nesterov;
-    MWRT_TRY(c.getFloat("lr", lr));
-    MWRT_TRY(c.getFloat("momentum", momentum, 0.0));
-    MWRT_TRY(c.getFloat("dampening", dampening, 0.0));
-    MWRT_TRY(c.getFloat("weight_decay", wd, 0.0));
-    MWRT_TRY(c.getBool("nesterov", nesterov));
+    cpu::SgdAttrs attrs;
+    MWRT_TRY(cpu::readSgdAttrs(c, attrs));
+    double lr = attrs.lr, momentum = attrs.momentum,
+           dampening = attrs.dampening, wd = attrs.weightDecay;
+    bool nesterov = attrs.nesterov;
     bool hasBuffer = k.ins.size() == 3;
     if ((momentum != 0.0) != hasBuffer || hasBuffer != (k.outs.size() == 2))
       return c.fail("momentum_buffer operand and result must be present "
