@@ -9,6 +9,8 @@
 #include "memwall/Eval/Evaluator.h"
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
+#include "mwrt/formulas.h"
+#include "mwrt/op_table.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -85,90 +87,38 @@ Type mlir::mw::eval::elemTypeOf(MLIRContext *ctx, ElemKind kind) {
   return {};
 }
 
-static uint32_t floatBits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof(u));
-  return u;
-}
-static float bitsFloat(uint32_t u) {
-  float v;
-  std::memcpy(&v, &u, sizeof(v));
-  return v;
+namespace formulas = mwrt::formulas;
+
+/// The formulas' float format of float `kind`.
+static formulas::FloatFormat formatOf(ElemKind kind) {
+  return kind == ElemKind::BF16  ? formulas::FloatFormat::BF16
+         : kind == ElemKind::F16 ? formulas::FloatFormat::F16
+                                 : formulas::FloatFormat::F32;
 }
 
+// The encodings are mwrt/formulas.h's, shared with the runtime's backends;
+// test/unit/EvaluatorTest.cpp checks them against llvm::APFloat.
 uint16_t mlir::mw::eval::floatToBFloatBits(float value) {
-  uint32_t u = floatBits(value);
-  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a (quiet) NaN.
-    return static_cast<uint16_t>((u >> 16) | 0x0040u);
-  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest, ties to even
-  return static_cast<uint16_t>(u >> 16);
+  return formulas::floatToBFloatBits(value);
 }
-
 float mlir::mw::eval::bfloatBitsToFloat(uint16_t bits) {
-  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+  return formulas::bfloatBitsToFloat(bits);
 }
-
 uint16_t mlir::mw::eval::floatToHalfBits(float value) {
-  // APFloat is slow but exact; f16 is not on any hot path here.
-  llvm::APFloat v(value);
-  bool losesInfo = false;
-  v.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
-            &losesInfo);
-  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+  return formulas::floatToHalfBits(value);
 }
-
 float mlir::mw::eval::halfBitsToFloat(uint16_t bits) {
-  llvm::APFloat v(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
-  bool losesInfo = false;
-  v.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
-            &losesInfo);
-  return v.convertToFloat();
+  return formulas::halfBitsToFloat(bits);
 }
 
 float mlir::mw::eval::roundToKind(ElemKind kind, float value) {
-  switch (kind) {
-  case ElemKind::BF16:
-    return bfloatBitsToFloat(floatToBFloatBits(value));
-  case ElemKind::F16:
-    return halfBitsToFloat(floatToHalfBits(value));
-  default:
-    return value;
-  }
-}
-
-/// The APFloat semantics of a float kind.
-static const llvm::fltSemantics &semanticsOf(ElemKind kind) {
-  return kind == ElemKind::F16    ? APFloat::IEEEhalf()
-         : kind == ElemKind::BF16 ? APFloat::BFloat()
-                                  : APFloat::IEEEsingle();
-}
-
-/// Rounds `value` once, directly to float `kind` (nearest, ties to even), and
-/// widens it to f32 (exact). Going through f32 first would round twice: the
-/// integer 2^25 + 2^17 + 1 would become the tie 2^25 + 2^17 in f32 and then
-/// 2^25 in bf16 instead of 2^25 + 2^18.
-static float roundOnceToKind(ElemKind kind, APFloat value) {
-  bool losesInfo = false;
-  value.convert(semanticsOf(kind), APFloat::rmNearestTiesToEven, &losesInfo);
-  value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                &losesInfo);
-  return value.convertToFloat();
-}
-
-/// An integer rounded once to float `kind`, as a cast must.
-static float intToKind(ElemKind kind, int64_t v) {
-  APFloat f(semanticsOf(kind));
-  f.convertFromAPInt(APInt(64, static_cast<uint64_t>(v), /*isSigned=*/true),
-                     /*IsSigned=*/true, APFloat::rmNearestTiesToEven);
-  return roundOnceToKind(kind, f);
+  return formulas::roundTo(formatOf(kind), value);
 }
 
 /// Wraps an integer to the width of `kind` (two's complement), as a machine
 /// would.
 static int64_t wrapToKind(ElemKind kind, int64_t v) {
-  if (kind == ElemKind::I32)
-    return static_cast<int32_t>(static_cast<uint32_t>(v));
-  return v;
+  return kind == ElemKind::I32 ? formulas::wrapToI32(v) : v;
 }
 
 //===----------------------------------------------------------------------===//
@@ -362,8 +312,9 @@ private:
 
   Results constant(ConstantOp op);
   Results splat(SplatOp op);
-  Results binary(Operation *op);
-  Results unary(Operation *op);
+  /// An op with a formula (the generated op table): unary and binary ops,
+  /// activation gradients.
+  Results elementwise(Operation *op, mwrt::OpKind kind);
   Results castOp(CastOp op);
   Results matmul(MatmulOp op);
   template <typename ReduceOp> Results reduce(ReduceOp op, int kind);
@@ -379,7 +330,6 @@ private:
   Results broadcastTo(BroadcastToOp op);
   Results slice(SliceOp op);
   Results concat(ConcatOp op);
-  Results activationGrad(Operation *op);
   Results softmaxGrad(Operation *op, int64_t axis, bool log);
   Results reduceMaxGrad(ReduceMaxGradOp op);
   Results layerNormGrad(LayerNormGradOp op);
@@ -732,22 +682,6 @@ LogicalResult Interpreter<Real>::write(Operation *at, Value v,
   });
 }
 
-enum class UnaryFn {
-  Neg,
-  Exp,
-  Log,
-  Tanh,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Relu,
-  Sigmoid,
-  Silu,
-  GeluErf,
-  GeluTanh
-};
-enum class BinaryFn { Add, Sub, Mul, Div, Max };
-
 template <typename Real>
 typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
   for (Value v : op->getOperands())
@@ -756,14 +690,13 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       return op->emitError("the evaluator supports static tensors of f32, "
                            "f16, bf16, i32 and i64 only, got ")
              << v.getType();
+  mwrt::OpKind kind;
+  if (mwrt::parseOpKind(op->getName().getStringRef(), kind) &&
+      mwrt::elementwiseSpec(kind))
+    return elementwise(op, kind);
   return llvm::TypeSwitch<Operation *, Results>(op)
       .Case([&](ConstantOp o) { return constant(o); })
       .Case([&](SplatOp o) { return splat(o); })
-      .template Case<AddOp, SubOp, MulOp, DivOp, MaximumOp>(
-          [&](Operation *o) { return binary(o); })
-      .template Case<NegOp, ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, ReciprocalOp,
-                     ReluOp, SigmoidOp, SiluOp, GeluOp>(
-          [&](Operation *o) { return unary(o); })
       .Case([&](CastOp o) { return castOp(o); })
       .Case([&](MatmulOp o) { return matmul(o); })
       .Case([&](ReduceSumOp o) { return reduce(o, 0); })
@@ -787,8 +720,6 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       .Case([&](BroadcastToOp o) { return broadcastTo(o); })
       .Case([&](SliceOp o) { return slice(o); })
       .Case([&](ConcatOp o) { return concat(o); })
-      .template Case<ReluGradOp, SiluGradOp, GeluGradOp>(
-          [&](Operation *o) { return activationGrad(o); })
       .Case([&](SoftmaxGradOp o) {
         return softmaxGrad(o, static_cast<int64_t>(o.getAxis()), false);
       })
@@ -840,157 +771,75 @@ typename Interpreter<Real>::Results Interpreter<Real>::splat(SplatOp op) {
   Tensor t = zerosLike(op.getResult());
   double v = op.getValue().convertToDouble();
   if (t.isFloat())
-    std::fill(t.f.begin(), t.f.end(), roundOnceToKind(t.kind, APFloat(v)));
+    std::fill(t.f.begin(), t.f.end(),
+              formulas::roundOnceTo(formatOf(t.kind), v));
   else
     std::fill(t.i.begin(), t.i.end(),
               wrapToKind(t.kind, static_cast<int64_t>(v)));
   return one(std::move(t));
 }
 
+/// An attribute of an elementwise op as its formula's parameter (the
+/// conventions of mwrt/formulas.h); the dialect's enum attributes are listed
+/// here, by their case numbers.
+static double formulaParam(Attribute attr) {
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return static_cast<double>(i.getInt());
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue() ? 1.0 : 0.0;
+  if (isa<UnitAttr>(attr))
+    return 1.0;
+  if (auto gelu = dyn_cast<GeluApproximationAttr>(attr))
+    return static_cast<double>(gelu.getValue());
+  llvm_unreachable("an attribute kind mw-tblgen does not make a parameter");
+}
+
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::binary(Operation *op) {
-  BinaryFn fn = llvm::TypeSwitch<Operation *, BinaryFn>(op)
-                    .Case([](AddOp) { return BinaryFn::Add; })
-                    .Case([](SubOp) { return BinaryFn::Sub; })
-                    .Case([](MulOp) { return BinaryFn::Mul; })
-                    .Case([](DivOp) { return BinaryFn::Div; })
-                    .Default([](Operation *) { return BinaryFn::Max; });
-  const Tensor &a = get(op->getOperand(0));
-  const Tensor &b = get(op->getOperand(1));
+typename Interpreter<Real>::Results
+Interpreter<Real>::elementwise(Operation *op, mwrt::OpKind kind) {
+  const mwrt::ElementwiseSpec &spec = *mwrt::elementwiseSpec(kind);
+  double p[mwrt::kMaxFormulaParams] = {};
+  for (int i = 0; i < spec.numParams; ++i) {
+    const mwrt::ParamSpec &param = spec.params[i];
+    Attribute attr = op->getAttr(param.name);
+    p[i] = attr ? formulaParam(attr) : param.byDefault;
+  }
   Value res = op->getResult(0);
   Tensor out = zerosLike(res);
+  if (spec.arity == 1) {
+    out = get(op->getOperand(0));
+    if (!out.isFloat()) { // integers compute in int64 and wrap
+      for (int64_t &x : out.i)
+        x = wrapToKind(out.kind, mwrt::applyUnaryFormula(kind, x, p));
+      return one(std::move(out));
+    }
+    for (Real &x : out.f)
+      x = mwrt::applyUnaryFormula(kind, x, p);
+    round(out);
+    return one(std::move(out));
+  }
+  const Tensor &a = get(op->getOperand(0));
+  const Tensor &b = get(op->getOperand(1));
   ArrayRef<int64_t> shape = typeOf(res).getShape();
   std::array<SmallVector<int64_t>, 2> strides = {
       broadcastStrides(a.shape, shape), broadcastStrides(b.shape, shape)};
   if (out.isFloat()) {
     forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
-      Real x = a.f[o[0]], y = b.f[o[1]], r = 0;
-      switch (fn) {
-      case BinaryFn::Add:
-        r = x + y;
-        break;
-      case BinaryFn::Sub:
-        r = x - y;
-        break;
-      case BinaryFn::Mul:
-        r = x * y;
-        break;
-      case BinaryFn::Div:
-        r = x / y;
-        break;
-      case BinaryFn::Max:
-        r = (std::isnan(x) || std::isnan(y)) ? NAN : std::max(x, y);
-        break;
-      }
-      out.f[n] = r;
+      out.f[n] = mwrt::applyBinaryFormula(kind, a.f[o[0]], b.f[o[1]], p);
     });
     round(out);
     return one(std::move(out));
   }
   bool divByZero = false;
   forEachIndex<2>(shape, strides, [&](int64_t n, std::array<int64_t, 2> o) {
-    // Unsigned arithmetic wraps without undefined behaviour.
-    uint64_t x = static_cast<uint64_t>(a.i[o[0]]);
-    uint64_t y = static_cast<uint64_t>(b.i[o[1]]);
-    int64_t r = 0;
-    switch (fn) {
-    case BinaryFn::Add:
-      r = static_cast<int64_t>(x + y);
-      break;
-    case BinaryFn::Sub:
-      r = static_cast<int64_t>(x - y);
-      break;
-    case BinaryFn::Mul:
-      r = static_cast<int64_t>(x * y);
-      break;
-    case BinaryFn::Div:
-      if (b.i[o[1]] == 0)
-        divByZero = true;
-      else if (b.i[o[1]] == -1)
-        r = static_cast<int64_t>(0 - x);
-      else
-        r = a.i[o[0]] / b.i[o[1]];
-      break;
-    case BinaryFn::Max:
-      r = std::max(a.i[o[0]], b.i[o[1]]);
-      break;
-    }
-    out.i[n] = wrapToKind(out.kind, r);
+    divByZero |= kind == mwrt::OpKind::Div && b.i[o[1]] == 0;
+    out.i[n] = wrapToKind(
+        out.kind, mwrt::applyBinaryFormula(kind, a.i[o[0]], b.i[o[1]], p));
   });
   if (divByZero)
     return op->emitError("integer division by zero");
-  return one(std::move(out));
-}
-
-template <typename Real> static Real sigmoidf(Real x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
-static constexpr double kSqrt2OverPi = 0.7978845608028654;
-static constexpr double kGeluCoeff = 0.044715;
-static constexpr double kInvSqrt2 = 0.7071067811865476;
-static constexpr double kInvSqrt2Pi = 0.3989422804014327;
-
-template <typename Real> static Real applyUnary(UnaryFn fn, Real x) {
-  switch (fn) {
-  case UnaryFn::Neg:
-    return -x;
-  case UnaryFn::Exp:
-    return std::exp(x);
-  case UnaryFn::Log:
-    return std::log(x);
-  case UnaryFn::Tanh:
-    return std::tanh(x);
-  case UnaryFn::Sqrt:
-    return std::sqrt(x);
-  case UnaryFn::Rsqrt:
-    return 1.0f / std::sqrt(x);
-  case UnaryFn::Reciprocal:
-    return 1.0f / x;
-  case UnaryFn::Relu:
-    return x < 0.0f ? 0.0f : x;
-  case UnaryFn::Sigmoid:
-    return sigmoidf(x);
-  case UnaryFn::Silu:
-    return x * sigmoidf(x);
-  case UnaryFn::GeluErf:
-    return 0.5f * x * (1.0f + std::erf(x * Real(kInvSqrt2)));
-  case UnaryFn::GeluTanh:
-    return 0.5f * x *
-           (1.0f +
-            std::tanh(Real(kSqrt2OverPi) * (x + Real(kGeluCoeff) * x * x * x)));
-  }
-  return x;
-}
-
-template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::unary(Operation *op) {
-  UnaryFn fn = llvm::TypeSwitch<Operation *, UnaryFn>(op)
-                   .Case([](NegOp) { return UnaryFn::Neg; })
-                   .Case([](ExpOp) { return UnaryFn::Exp; })
-                   .Case([](LogOp) { return UnaryFn::Log; })
-                   .Case([](TanhOp) { return UnaryFn::Tanh; })
-                   .Case([](SqrtOp) { return UnaryFn::Sqrt; })
-                   .Case([](RsqrtOp) { return UnaryFn::Rsqrt; })
-                   .Case([](ReciprocalOp) { return UnaryFn::Reciprocal; })
-                   .Case([](ReluOp) { return UnaryFn::Relu; })
-                   .Case([](SigmoidOp) { return UnaryFn::Sigmoid; })
-                   .Case([](SiluOp) { return UnaryFn::Silu; })
-                   .Case([](GeluOp g) {
-                     return g.getApproximate() == GeluApproximation::tanh
-                                ? UnaryFn::GeluTanh
-                                : UnaryFn::GeluErf;
-                   })
-                   .Default([](Operation *) { return UnaryFn::Neg; });
-  Tensor out = get(op->getOperand(0));
-  if (!out.isFloat()) { // only neg accepts integers
-    for (int64_t &x : out.i)
-      x = wrapToKind(out.kind,
-                     static_cast<int64_t>(0 - static_cast<uint64_t>(x)));
-    return one(std::move(out));
-  }
-  for (Real &x : out.f)
-    x = applyUnary(fn, x);
-  round(out);
   return one(std::move(out));
 }
 
@@ -1001,7 +850,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
   for (int64_t n = 0, e = in.numElements(); n < e; ++n) {
     if (out.isFloat()) {
       out.f[n] = in.isFloat() ? roundReal(out.kind, in.f[n])
-                              : intToKind(out.kind, in.i[n]);
+                              : formulas::intTo(formatOf(out.kind), in.i[n]);
     } else if (in.isFloat()) {
       double v = std::trunc(static_cast<double>(in.f[n]));
       double lo =
@@ -1478,36 +1327,6 @@ typename Interpreter<Real>::Results Interpreter<Real>::concat(ConcatOp op) {
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//
-
-template <typename Real>
-typename Interpreter<Real>::Results
-Interpreter<Real>::activationGrad(Operation *op) {
-  const Tensor &x = get(op->getOperand(0));
-  const Tensor &dy = get(op->getOperand(1));
-  Tensor out = zerosLike(op->getResult(0));
-  for (int64_t n = 0, e = x.numElements(); n < e; ++n) {
-    Real v = x.f[n], g = dy.f[n], d = 0.0f;
-    if (isa<ReluGradOp>(op)) {
-      d = v > 0.0f ? 1.0f : 0.0f;
-    } else if (isa<SiluGradOp>(op)) {
-      Real sg = sigmoidf(v);
-      d = sg * (1.0f + v * (1.0f - sg));
-    } else if (cast<GeluGradOp>(op).getApproximate() ==
-               GeluApproximation::tanh) {
-      Real u = Real(kSqrt2OverPi) * (v + Real(kGeluCoeff) * v * v * v);
-      Real t = std::tanh(u);
-      Real du = Real(kSqrt2OverPi) * (1.0f + 3.0f * Real(kGeluCoeff) * v * v);
-      d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
-    } else {
-      Real cdf = 0.5f * (1.0f + std::erf(v * Real(kInvSqrt2)));
-      Real pdf = Real(kInvSqrt2Pi) * std::exp(-0.5f * v * v);
-      d = cdf + v * pdf;
-    }
-    out.f[n] = g * d;
-  }
-  round(out);
-  return one(std::move(out));
-}
 
 template <typename Real>
 typename Interpreter<Real>::Results

@@ -183,7 +183,7 @@ void replay(const std::string &name, bool inPlace) {
   };
 
   for (const Json &step : (*spec)["steps"]) {
-    OpKind kind;
+    OpKind kind = OpKind::Constant;
     ASSERT_TRUE(parseOpKind(step["op"].get<std::string>(), kind)) << step["op"];
     std::vector<TensorRef> ins, outs;
     for (const Json &v : step["ins"])

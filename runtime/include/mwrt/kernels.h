@@ -14,6 +14,7 @@
 #define MWRT_KERNELS_H
 
 #include "mwrt/mwrt.h"
+#include "mwrt/op_table.h"
 #include "mwrt/safetensors.h" // DType
 
 #include <cstddef>
@@ -64,68 +65,8 @@ private:
   size_t len = 0;
 };
 
-/// The ops of the mw dialect (include/memwall/Dialect/MW/IR/MWOps.td).
-enum class OpKind {
-  Constant,
-  Splat,
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Maximum,
-  Neg,
-  Exp,
-  Log,
-  Tanh,
-  Sqrt,
-  Rsqrt,
-  Reciprocal,
-  Relu,
-  Sigmoid,
-  Silu,
-  Gelu,
-  Cast,
-  Matmul,
-  ReduceSum,
-  ReduceMax,
-  ReduceMean,
-  Softmax,
-  LogSoftmax,
-  LayerNorm,
-  RmsNorm,
-  Embedding,
-  CrossEntropy,
-  Attention,
-  Reshape,
-  Transpose,
-  BroadcastTo,
-  Slice,
-  Concat,
-  ReluGrad,
-  SiluGrad,
-  GeluGrad,
-  SoftmaxGrad,
-  LogSoftmaxGrad,
-  ReduceMaxGrad,
-  LayerNormGrad,
-  RmsNormGrad,
-  EmbeddingGrad,
-  CrossEntropyGrad,
-  AttentionGrad,
-  AdamW,
-  Sgd,
-  FoundInf,
-  Select,
-  LossScaleUpdate,
-};
-inline constexpr int kNumOpKinds =
-    static_cast<int>(OpKind::LossScaleUpdate) + 1;
-
-/// The op's full name, "mw.add".
-const char *opKindName(OpKind kind);
-/// Sets `kind` from a full op name ("mw.add"); false (and `kind` unchanged)
-/// for any other string.
-bool parseOpKind(std::string_view name, OpKind &kind);
+// OpKind, kNumOpKinds, opKindName and parseOpKind: the ops of the mw dialect,
+// generated from its ODS (mwrt/op_table.h).
 
 /// Whether the kernels take `dtype`: F32, F16, BF16, I32 and I64.
 bool isKernelDType(DType dtype);
@@ -213,11 +154,11 @@ bool cpuMatmulUsesBlas();
 void setCpuBlasThreads(int threads);
 
 /// f16 and bf16 encodings (round to nearest, ties to even; NaNs stay quiet
-/// NaNs), the same conversions as the evaluator's.
-uint16_t floatToHalfBits(float value);
-float halfBitsToFloat(uint16_t bits);
-uint16_t floatToBFloatBits(float value);
-float bfloatBitsToFloat(uint16_t bits);
+/// NaNs): mwrt/formulas.h's, which the evaluator uses too.
+using formulas::bfloatBitsToFloat;
+using formulas::floatToBFloatBits;
+using formulas::floatToHalfBits;
+using formulas::halfBitsToFloat;
 
 } // namespace mwrt
 

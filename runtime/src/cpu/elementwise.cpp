@@ -1,7 +1,9 @@
 //===- elementwise.cpp - Constants, elementwise ops, casts, select --------===//
 //
-// The evaluator's constant, splat, binary, unary, cast, activation-gradient,
-// found_inf and select kernels. Each output element depends only on the
+// The evaluator's constant, splat, cast, found_inf and select kernels, and
+// one kernel for every op with a formula (unary and binary ops, activation
+// gradients), which computes each element with the generated op table's
+// dispatch to mwrt/formulas.h. Each output element depends only on the
 // input elements at its own index (broadcast operands aside) and is written
 // after they are read, so an output may be exactly one of its inputs.
 //
@@ -13,14 +15,6 @@
 #include <cmath>
 
 namespace mwrt::cpu {
-
-// The evaluator's constants, in double and narrowed with Real(...) at use.
-static constexpr double kSqrt2OverPi = 0.7978845608028654;
-static constexpr double kGeluCoeff = 0.044715;
-static constexpr double kInvSqrt2 = 0.7071067811865476;
-static constexpr double kInvSqrt2Pi = 0.3989422804014327;
-
-static float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 //===----------------------------------------------------------------------===//
 // constant and splat
@@ -110,46 +104,75 @@ mwrt_status runSplat(KernelCall &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// Binary ops with broadcasting
+// Ops with a formula: unary, binary with broadcasting, activation gradients
 //===----------------------------------------------------------------------===//
 
-mwrt_status runBinary(KernelCall &c) {
-  const TensorRef &a = c.in(0), &b = c.in(1), &out = c.out(0);
-  if (a.dtype != b.dtype)
-    return c.fail("rhs element type ", typeName(b.dtype),
-                  " differs from the lhs element type ", typeName(a.dtype));
+mwrt_status checkElementwise(const KernelCall &c, Shape &shape,
+                             double *params) {
+  const ElementwiseSpec &spec = *elementwiseSpec(c.op);
+  const TensorRef &a = c.in(0), &out = c.out(0);
+  const char *aName = spec.operandNames[0];
+  if (!spec.acceptsIntegers)
+    MWRT_TRY(c.expectFloat(a, aName));
+  if (spec.arity == 1) {
+    MWRT_TRY(c.expectSameType(out, "result", a, aName));
+    shape = a.shape;
+    return c.getFormulaParams(spec, params);
+  }
+  const TensorRef &b = c.in(1);
+  const char *bName = spec.operandNames[1];
+  if (spec.sameShape) {
+    MWRT_TRY(c.expectSameType(b, bName, a, aName));
+    MWRT_TRY(c.expectSameType(out, "result", a, aName));
+    shape = a.shape;
+  } else {
+    if (a.dtype != b.dtype)
+      return c.fail(bName, " element type ", typeName(b.dtype),
+                    " differs from the ", aName, " element type ",
+                    typeName(a.dtype));
+    if (!broadcastShapes(a.shape, b.shape, shape))
+      return c.fail("operand shapes ", shapeString(a.shape), " and ",
+                    shapeString(b.shape), " are not broadcast-compatible");
+    MWRT_TRY(c.expectType(out, "result", shape, a.dtype));
+  }
+  return c.getFormulaParams(spec, params);
+}
+
+mwrt_status runElementwise(KernelCall &c) {
   Shape shape;
-  if (!broadcastShapes(a.shape, b.shape, shape))
-    return c.fail("operand shapes ", shapeString(a.shape), " and ",
-                  shapeString(b.shape), " are not broadcast-compatible");
-  MWRT_TRY(c.expectType(out, "result", shape, a.dtype));
+  double p[kMaxFormulaParams] = {};
+  MWRT_TRY(checkElementwise(c, shape, p));
+  const TensorRef &a = c.in(0), &out = c.out(0);
+  OpKind op = c.op;
+  if (c.ins.size() == 1) {
+    int64_t n = a.numElements();
+    if (!isFloat(a.dtype)) {
+      IntSrc x(a);
+      IntDst r(out);
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = wrapTo(out.dtype, applyUnaryFormula(op, x[i], p));
+      r.commit();
+      return MWRT_OK;
+    }
+    FloatSrc x(a);
+    FloatDst r(out);
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = applyUnaryFormula(op, x[i], p);
+    r.commit();
+    return MWRT_OK;
+  }
+
+  const TensorRef &b = c.in(1);
   std::array<Shape, 2> strides = {
       broadcastStrides(a.shape, rowMajorStrides(a.shape), shape),
       broadcastStrides(b.shape, rowMajorStrides(b.shape), shape)};
-  OpKind op = c.op;
   if (isFloat(out.dtype)) {
     FloatSrc x(a), y(b);
     FloatDst r(out);
-    forEachIndex<2>(
-        shape, strides, [&](int64_t n, const std::array<int64_t, 2> &o) {
-          float u = x[o[0]], v = y[o[1]];
-          switch (op) {
-          case OpKind::Add:
-            r[n] = u + v;
-            break;
-          case OpKind::Sub:
-            r[n] = u - v;
-            break;
-          case OpKind::Mul:
-            r[n] = u * v;
-            break;
-          case OpKind::Div:
-            r[n] = u / v;
-            break;
-          default:
-            r[n] = (std::isnan(u) || std::isnan(v)) ? NAN : std::max(u, v);
-          }
-        });
+    forEachIndex<2>(shape, strides,
+                    [&](int64_t n, const std::array<int64_t, 2> &o) {
+                      r[n] = applyBinaryFormula(op, x[o[0]], y[o[1]], p);
+                    });
     r.commit();
     return MWRT_OK;
   }
@@ -164,90 +187,8 @@ mwrt_status runBinary(KernelCall &c) {
   DType t = out.dtype;
   forEachIndex<2>(
       shape, strides, [&](int64_t n, const std::array<int64_t, 2> &o) {
-        // Unsigned arithmetic wraps without undefined behaviour.
-        int64_t u = x[o[0]], v = y[o[1]];
-        uint64_t uu = static_cast<uint64_t>(u), uv = static_cast<uint64_t>(v);
-        int64_t res;
-        switch (op) {
-        case OpKind::Add:
-          res = static_cast<int64_t>(uu + uv);
-          break;
-        case OpKind::Sub:
-          res = static_cast<int64_t>(uu - uv);
-          break;
-        case OpKind::Mul:
-          res = static_cast<int64_t>(uu * uv);
-          break;
-        case OpKind::Div:
-          res = v == -1 ? static_cast<int64_t>(0 - uu) : u / v;
-          break;
-        default:
-          res = std::max(u, v);
-        }
-        r[n] = wrapTo(t, res);
+        r[n] = wrapTo(t, applyBinaryFormula(op, x[o[0]], y[o[1]], p));
       });
-  r.commit();
-  return MWRT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Unary ops
-//===----------------------------------------------------------------------===//
-
-/// The evaluator's applyUnary with Real = float.
-static float applyUnary(OpKind op, bool geluTanh, float x) {
-  switch (op) {
-  case OpKind::Neg:
-    return -x;
-  case OpKind::Exp:
-    return std::exp(x);
-  case OpKind::Log:
-    return std::log(x);
-  case OpKind::Tanh:
-    return std::tanh(x);
-  case OpKind::Sqrt:
-    return std::sqrt(x);
-  case OpKind::Rsqrt:
-    return 1.0f / std::sqrt(x);
-  case OpKind::Reciprocal:
-    return 1.0f / x;
-  case OpKind::Relu:
-    return x < 0.0f ? 0.0f : x;
-  case OpKind::Sigmoid:
-    return sigmoid(x);
-  case OpKind::Silu:
-    return x * sigmoid(x);
-  default: // Gelu
-    if (geluTanh)
-      return 0.5f * x *
-             (1.0f + std::tanh(float(kSqrt2OverPi) *
-                               (x + float(kGeluCoeff) * x * x * x)));
-    return 0.5f * x * (1.0f + std::erf(x * float(kInvSqrt2)));
-  }
-}
-
-mwrt_status runUnary(KernelCall &c) {
-  const TensorRef &in = c.in(0), &out = c.out(0);
-  if (c.op != OpKind::Neg)
-    MWRT_TRY(c.expectFloat(in, "input"));
-  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
-  bool geluTanh = false;
-  if (c.op == OpKind::Gelu)
-    MWRT_TRY(c.getGeluTanh(geluTanh));
-  int64_t n = in.numElements();
-  if (!isFloat(in.dtype)) { // only neg takes integers
-    IntSrc x(in);
-    IntDst r(out);
-    for (int64_t i = 0; i < n; ++i)
-      r[i] = wrapTo(out.dtype,
-                    static_cast<int64_t>(0 - static_cast<uint64_t>(x[i])));
-    r.commit();
-    return MWRT_OK;
-  }
-  FloatSrc x(in);
-  FloatDst r(out);
-  for (int64_t i = 0; i < n; ++i)
-    r[i] = applyUnary(c.op, geluTanh, x[i]);
   r.commit();
   return MWRT_OK;
 }
@@ -298,45 +239,6 @@ mwrt_status runCast(KernelCall &c) {
   IntDst r(out);
   for (int64_t i = 0; i < n; ++i)
     r[i] = static_cast<int64_t>(std::trunc(static_cast<double>(x[i])));
-  r.commit();
-  return MWRT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// relu_grad, silu_grad, gelu_grad
-//===----------------------------------------------------------------------===//
-
-/// The evaluator's activation derivatives with Real = float.
-static float activationDerivative(OpKind op, bool geluTanh, float v) {
-  if (op == OpKind::ReluGrad)
-    return v > 0.0f ? 1.0f : 0.0f;
-  if (op == OpKind::SiluGrad) {
-    float sg = sigmoid(v);
-    return sg * (1.0f + v * (1.0f - sg));
-  }
-  if (geluTanh) {
-    float u = float(kSqrt2OverPi) * (v + float(kGeluCoeff) * v * v * v);
-    float t = std::tanh(u);
-    float du = float(kSqrt2OverPi) * (1.0f + 3.0f * float(kGeluCoeff) * v * v);
-    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
-  }
-  float cdf = 0.5f * (1.0f + std::erf(v * float(kInvSqrt2)));
-  float pdf = float(kInvSqrt2Pi) * std::exp(-0.5f * v * v);
-  return cdf + v * pdf;
-}
-
-mwrt_status runActivationGrad(KernelCall &c) {
-  const TensorRef &in = c.in(0), &dy = c.in(1), &out = c.out(0);
-  MWRT_TRY(c.expectFloat(in, "input"));
-  MWRT_TRY(c.expectSameType(dy, "grad_output", in, "input"));
-  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
-  bool geluTanh = false;
-  if (c.op == OpKind::GeluGrad)
-    MWRT_TRY(c.getGeluTanh(geluTanh));
-  FloatSrc x(in), g(dy);
-  FloatDst r(out);
-  for (int64_t i = 0, n = in.numElements(); i < n; ++i)
-    r[i] = g[i] * activationDerivative(c.op, geluTanh, x[i]);
   r.commit();
   return MWRT_OK;
 }

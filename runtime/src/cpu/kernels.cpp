@@ -36,89 +36,14 @@ struct OpSpec {
   mwrt_status (*run)(KernelCall &);
 };
 
-constexpr int kAny = -1;
-using A = Alias;
-
-// One row per op, in OpKind order (checked below).
+// One row per op, in OpKind order: the generated op table's.
 constexpr OpSpec specs[] = {
-    {OpKind::Constant, "mw.constant", 0, 0, 1, 1, A::None, "value",
-     runConstant},
-    {OpKind::Splat, "mw.splat", 0, 0, 1, 1, A::None, "value", runSplat},
-    {OpKind::Add, "mw.add", 2, 2, 1, 1, A::InPlace, "", runBinary},
-    {OpKind::Sub, "mw.sub", 2, 2, 1, 1, A::InPlace, "", runBinary},
-    {OpKind::Mul, "mw.mul", 2, 2, 1, 1, A::InPlace, "", runBinary},
-    {OpKind::Div, "mw.div", 2, 2, 1, 1, A::InPlace, "", runBinary},
-    {OpKind::Maximum, "mw.maximum", 2, 2, 1, 1, A::InPlace, "", runBinary},
-    {OpKind::Neg, "mw.neg", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Exp, "mw.exp", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Log, "mw.log", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Tanh, "mw.tanh", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Sqrt, "mw.sqrt", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Rsqrt, "mw.rsqrt", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Reciprocal, "mw.reciprocal", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Relu, "mw.relu", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Sigmoid, "mw.sigmoid", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Silu, "mw.silu", 1, 1, 1, 1, A::InPlace, "", runUnary},
-    {OpKind::Gelu, "mw.gelu", 1, 1, 1, 1, A::InPlace, "approximate", runUnary},
-    {OpKind::Cast, "mw.cast", 1, 1, 1, 1, A::InPlace, "", runCast},
-    {OpKind::Matmul, "mw.matmul", 2, 2, 1, 1, A::None,
-     "transpose_lhs transpose_rhs", runMatmul},
-    {OpKind::ReduceSum, "mw.reduce_sum", 1, 1, 1, 1, A::None, "axes keepdims",
-     runReduce},
-    {OpKind::ReduceMax, "mw.reduce_max", 1, 1, 1, 1, A::None, "axes keepdims",
-     runReduce},
-    {OpKind::ReduceMean, "mw.reduce_mean", 1, 1, 1, 1, A::None, "axes keepdims",
-     runReduce},
-    {OpKind::Softmax, "mw.softmax", 1, 1, 1, 1, A::InPlace, "axis", runSoftmax},
-    {OpKind::LogSoftmax, "mw.log_softmax", 1, 1, 1, 1, A::InPlace, "axis",
-     runSoftmax},
-    {OpKind::LayerNorm, "mw.layer_norm", 3, 3, 3, 3, A::None, "epsilon",
-     runLayerNorm},
-    {OpKind::RmsNorm, "mw.rms_norm", 2, 2, 2, 2, A::None, "epsilon",
-     runRmsNorm},
-    {OpKind::Embedding, "mw.embedding", 2, 2, 1, 1, A::None, "", runEmbedding},
-    {OpKind::CrossEntropy, "mw.cross_entropy", 2, 2, 1, 1, A::None,
-     "ignore_index", runCrossEntropy},
-    {OpKind::Attention, "mw.attention", 3, 3, 2, 2, A::None, "causal scale",
-     runAttention},
-    {OpKind::Reshape, "mw.reshape", 1, 1, 1, 1, A::View, "", runReshape},
-    {OpKind::Transpose, "mw.transpose", 1, 1, 1, 1, A::None, "permutation",
-     runTranspose},
-    {OpKind::BroadcastTo, "mw.broadcast_to", 1, 1, 1, 1, A::None, "",
-     runBroadcastTo},
-    {OpKind::Slice, "mw.slice", 1, 1, 1, 1, A::None, "offsets sizes strides",
-     runSlice},
-    {OpKind::Concat, "mw.concat", 1, kAny, 1, 1, A::None, "axis", runConcat},
-    {OpKind::ReluGrad, "mw.relu_grad", 2, 2, 1, 1, A::InPlace, "",
-     runActivationGrad},
-    {OpKind::SiluGrad, "mw.silu_grad", 2, 2, 1, 1, A::InPlace, "",
-     runActivationGrad},
-    {OpKind::GeluGrad, "mw.gelu_grad", 2, 2, 1, 1, A::InPlace, "approximate",
-     runActivationGrad},
-    {OpKind::SoftmaxGrad, "mw.softmax_grad", 2, 2, 1, 1, A::InPlace, "axis",
-     runSoftmaxGrad},
-    {OpKind::LogSoftmaxGrad, "mw.log_softmax_grad", 2, 2, 1, 1, A::InPlace,
-     "axis", runSoftmaxGrad},
-    {OpKind::ReduceMaxGrad, "mw.reduce_max_grad", 3, 3, 1, 1, A::None,
-     "axes keepdims", runReduceMaxGrad},
-    {OpKind::LayerNormGrad, "mw.layer_norm_grad", 5, 5, 3, 3, A::None, "",
-     runLayerNormGrad},
-    {OpKind::RmsNormGrad, "mw.rms_norm_grad", 4, 4, 2, 2, A::None, "",
-     runRmsNormGrad},
-    {OpKind::EmbeddingGrad, "mw.embedding_grad", 2, 2, 1, 1, A::None, "",
-     runEmbeddingGrad},
-    {OpKind::CrossEntropyGrad, "mw.cross_entropy_grad", 3, 3, 1, 1, A::None,
-     "ignore_index", runCrossEntropy},
-    {OpKind::AttentionGrad, "mw.attention_grad", 6, 6, 3, 3, A::None,
-     "causal scale", runAttentionGrad},
-    {OpKind::AdamW, "mw.adamw", 5, 5, 3, 3, A::InPlace,
-     "lr beta1 beta2 eps weight_decay", runAdamW},
-    {OpKind::Sgd, "mw.sgd", 2, 3, 1, 2, A::InPlace,
-     "lr momentum dampening weight_decay nesterov", runSgd},
-    {OpKind::FoundInf, "mw.found_inf", 1, kAny, 1, 1, A::None, "", runFoundInf},
-    {OpKind::Select, "mw.select", 3, 3, 1, 1, A::InPlace, "", runSelect},
-    {OpKind::LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, A::InPlace,
-     "window hysteresis min_scale factor", runLossScaleUpdate},
+#define MWRT_OP_SPEC(kind, name, minIns, maxIns, minOuts, maxOuts, alias,      \
+                     attrs, kernel)                                            \
+  {OpKind::kind, name, minIns, maxIns, minOuts, maxOuts, Alias::alias, attrs,  \
+   run##kernel},
+    MWRT_FOR_EACH_OP(MWRT_OP_SPEC)
+#undef MWRT_OP_SPEC
 };
 
 constexpr bool specsInOrder() {
@@ -290,21 +215,6 @@ mwrt_status checkCall(const OpSpec &spec, const KernelCall &c) {
 // Public API
 //===----------------------------------------------------------------------===//
 
-const char *mwrt::opKindName(OpKind kind) {
-  int i = static_cast<int>(kind);
-  return i >= 0 && i < kNumOpKinds ? specs[i].name : "mw.<unknown>";
-}
-
-bool mwrt::parseOpKind(std::string_view name, OpKind &kind) {
-  for (const OpSpec &spec : specs) {
-    if (name == spec.name) {
-      kind = spec.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool mwrt::isKernelDType(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 ||
          dtype == DType::I32 || dtype == DType::I64;
@@ -364,11 +274,6 @@ const AttrValue *KernelAttrs::find(std::string_view name) const {
       return &entry.second;
   return nullptr;
 }
-
-uint16_t mwrt::floatToHalfBits(float value) { return toHalf(value); }
-float mwrt::halfBitsToFloat(uint16_t bits) { return fromHalf(bits); }
-uint16_t mwrt::floatToBFloatBits(float value) { return toBFloat(value); }
-float mwrt::bfloatBitsToFloat(uint16_t bits) { return fromBFloat(bits); }
 
 mwrt_status mwrt::runCpuKernel(OpKind kind, const KernelAttrs &attrs,
                                ArrayView<const TensorRef> ins,

@@ -54,21 +54,9 @@ mwrt_status runLayerNorm(KernelCall &c) {
   int64_t rows, d;
   rowsOf(x, rows, d);
   float eps = static_cast<float>(epsilon);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = px.data() + r * d;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sum += row[j];
-    float mu = sum / static_cast<float>(d);
-    float sq = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sq += (row[j] - mu) * (row[j] - mu);
-    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
-    for (int64_t j = 0; j < d; ++j)
-      y[r * d + j] = (row[j] - mu) * rs * g[j] + b[j];
-    mean[r] = mu;
-    rstd[r] = rs;
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    formulas::layerNormRow(px.data() + r * d, g.data(), b.data(), d, eps,
+                           y.data() + r * d, mean[r], rstd[r]);
   y.commit();
   mean.commit();
   rstd.commit();
@@ -88,16 +76,9 @@ mwrt_status runRmsNorm(KernelCall &c) {
   int64_t rows, d;
   rowsOf(x, rows, d);
   float eps = static_cast<float>(epsilon);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = px.data() + r * d;
-    float sq = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sq += row[j] * row[j];
-    float rs = 1.0f / std::sqrt(sq / static_cast<float>(d) + eps);
-    for (int64_t j = 0; j < d; ++j)
-      y[r * d + j] = row[j] * rs * g[j];
-    rstd[r] = rs;
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    formulas::rmsNormRow(px.data() + r * d, g.data(), d, eps, y.data() + r * d,
+                         rstd[r]);
   y.commit();
   rstd.commit();
   return MWRT_OK;
@@ -117,24 +98,10 @@ mwrt_status runLayerNormGrad(KernelCall &c) {
   FloatDst dx(c.out(0)), dg(c.out(1), /*zero=*/true), db(c.out(2), true);
   int64_t rows, d;
   rowsOf(x, rows, d);
-  for (int64_t r = 0; r < rows; ++r) {
-    float mu = mean[r], rs = rstd[r];
-    float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
-    for (int64_t j = 0; j < d; ++j) {
-      float xhat = (px[r * d + j] - mu) * rs;
-      float dxhat = dy[r * d + j] * g[j];
-      sumDxhat += dxhat;
-      sumDxhatXhat += dxhat * xhat;
-      dg[j] += dy[r * d + j] * xhat;
-      db[j] += dy[r * d + j];
-    }
-    float fd = static_cast<float>(d);
-    for (int64_t j = 0; j < d; ++j) {
-      float xhat = (px[r * d + j] - mu) * rs;
-      float dxhat = dy[r * d + j] * g[j];
-      dx[r * d + j] = rs * (dxhat - sumDxhat / fd - xhat * sumDxhatXhat / fd);
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    formulas::layerNormGradRow(px.data() + r * d, g.data(), dy.data() + r * d,
+                               mean[r], rstd[r], d, dx.data() + r * d,
+                               dg.data(), db.data());
   dx.commit();
   dg.commit();
   db.commit();
@@ -153,22 +120,9 @@ mwrt_status runRmsNormGrad(KernelCall &c) {
   FloatDst dx(c.out(0)), dg(c.out(1), /*zero=*/true);
   int64_t rows, d;
   rowsOf(x, rows, d);
-  for (int64_t r = 0; r < rows; ++r) {
-    float rs = rstd[r];
-    float sumDxhatXhat = 0.0f;
-    for (int64_t j = 0; j < d; ++j) {
-      float xhat = px[r * d + j] * rs;
-      float dxhat = dy[r * d + j] * g[j];
-      sumDxhatXhat += dxhat * xhat;
-      dg[j] += dy[r * d + j] * xhat;
-    }
-    float fd = static_cast<float>(d);
-    for (int64_t j = 0; j < d; ++j) {
-      float xhat = px[r * d + j] * rs;
-      float dxhat = dy[r * d + j] * g[j];
-      dx[r * d + j] = rs * (dxhat - xhat * sumDxhatXhat / fd);
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    formulas::rmsNormGradRow(px.data() + r * d, g.data(), dy.data() + r * d,
+                             rstd[r], d, dx.data() + r * d, dg.data());
   dx.commit();
   dg.commit();
   return MWRT_OK;

@@ -144,12 +144,6 @@ mwrt_status runSgd(KernelCall &c) {
   return MWRT_OK;
 }
 
-/// `a` modulo `m` (m >= 1) in [0, m), as Python's % computes it.
-static int64_t floorMod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 mwrt_status runLossScaleUpdate(KernelCall &c) {
   const char *inNames[] = {"overflow", "scale", "iter", "last_overflow",
                            "cur_hysteresis"};
@@ -177,36 +171,15 @@ mwrt_status runLossScaleUpdate(KernelCall &c) {
   auto i64 = [&](size_t i) {
     return *static_cast<const int64_t *>(c.in(i).data);
   };
-  // DeepSpeed's DynamicLossScaler.update_scale, line by line, as the
-  // evaluator has it. All inputs are read before any output is written.
-  bool overflow = f32(0) != 0.0f;
-  double scale = static_cast<double>(f32(1));
-  int64_t iter = i64(2), last = i64(3), hyst = i64(4);
-  auto wrapAdd = [](int64_t a, int64_t b) {
-    return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                                static_cast<uint64_t>(b));
-  };
-  if (overflow) {
-    if (delayedShift == 1 || hyst == 1) {
-      double halved = scale / factor;
-      scale =
-          minScale > halved ? minScale : halved; // Python's max(halved, min)
-    } else {
-      hyst = wrapAdd(hyst, -1);
-    }
-    last = iter;
-  } else if (floorMod(iter, window) == floorMod(last, window)) {
-    hyst = delayedShift;
-    scale *= factor;
-  }
-  iter = wrapAdd(iter, 1);
-  const double maxF32 = std::numeric_limits<float>::max();
-  if (std::abs(scale) > maxF32)
-    scale = std::copysign(maxF32, scale);
-  *static_cast<float *>(c.out(0).data) = static_cast<float>(scale);
-  *static_cast<int64_t *>(c.out(1).data) = iter;
-  *static_cast<int64_t *>(c.out(2).data) = last;
-  *static_cast<int64_t *>(c.out(3).data) = hyst;
+  // All inputs are read before any output is written.
+  formulas::LossScaleState state{static_cast<double>(f32(1)), i64(2), i64(3),
+                                 i64(4)};
+  state = formulas::updateLossScale(state, f32(0) != 0.0f, window,
+                                    delayedShift, minScale, factor);
+  *static_cast<float *>(c.out(0).data) = static_cast<float>(state.scale);
+  *static_cast<int64_t *>(c.out(1).data) = state.iter;
+  *static_cast<int64_t *>(c.out(2).data) = state.last;
+  *static_cast<int64_t *>(c.out(3).data) = state.hyst;
   return MWRT_OK;
 }
 

@@ -1,6 +1,6 @@
 //===- support.cpp - Shared machinery of the CPU kernels ------------------===//
 //
-// Implements support.h: once-rounding conversions, index walks, the dense
+// Implements support.h: index walks, the dense
 // f32/int64 views of operands and results, and KernelCall's attribute and
 // type checks.
 //
@@ -11,43 +11,6 @@
 #include <cmath>
 
 namespace mwrt::cpu {
-
-//===----------------------------------------------------------------------===//
-// Numerics
-//===----------------------------------------------------------------------===//
-
-float roundOnceTo(DType t, double value) {
-  float f = static_cast<float>(value); // nearest even: the single f32 rounding
-  if (t == DType::F32 || std::isnan(value) || static_cast<double>(f) == value)
-    return roundTo(t, f);
-  // Round to odd into f32 first: truncate toward zero, then set the last
-  // bit. f32 has at least two more significand bits than f16 and bf16, so
-  // rounding that to nearest gives the double's correctly rounded value.
-  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
-    f = std::nextafter(f, 0.0f);
-  return roundTo(t, bitsFloat(floatBits(f) | 1u));
-}
-
-float intTo(DType t, int64_t value) {
-  int precision = t == DType::F32 ? 24 : t == DType::F16 ? 11 : 8;
-  uint64_t mag = value < 0 ? 0 - static_cast<uint64_t>(value)
-                           : static_cast<uint64_t>(value);
-  int bits = 0;
-  while (bits < 64 && (mag >> bits))
-    ++bits;
-  int shift = bits > precision ? bits - precision : 0;
-  uint64_t q = mag >> shift;
-  if (shift > 0) {
-    uint64_t rem = mag & ((uint64_t(1) << shift) - 1);
-    uint64_t half = uint64_t(1) << (shift - 1);
-    if (rem > half || (rem == half && (q & 1)))
-      ++q;
-  }
-  // q has at most precision + 1 bits, so both conversions below are exact
-  // and roundTo only turns an f16 overflow into infinity.
-  float f = std::ldexp(static_cast<float>(q), shift);
-  return roundTo(t, value < 0 ? -f : f);
-}
 
 //===----------------------------------------------------------------------===//
 // Shapes and index walks
@@ -326,23 +289,57 @@ mwrt_status KernelCall::getInts(const char *name, Shape &value) const {
   return fail("attribute '", name, "' must be a list of integers");
 }
 
-mwrt_status KernelCall::getGeluTanh(bool &tanh) const {
-  const AttrValue *v = attrs.find("approximate");
-  tanh = false;
-  if (!v)
-    return MWRT_OK;
-  if (const auto *s = std::get_if<std::string>(v)) {
-    if (*s == "tanh" || *s == "erf") {
-      tanh = *s == "tanh";
-      return MWRT_OK;
+mwrt_status KernelCall::getFormulaParams(const ElementwiseSpec &spec,
+                                         double *params) const {
+  for (int i = 0; i < spec.numParams; ++i) {
+    const ParamSpec &param = spec.params[i];
+    double &p = params[i];
+    switch (param.kind) {
+    case ParamKind::Float:
+      MWRT_TRY(getFloat(param.name, p, param.byDefault));
+      break;
+    case ParamKind::Int: {
+      int64_t v = 0;
+      MWRT_TRY(getInt(param.name, v, static_cast<int64_t>(param.byDefault)));
+      p = static_cast<double>(v);
+      break;
     }
-  } else if (const auto *i = std::get_if<int64_t>(v)) {
-    if (*i == 0 || *i == 1) { // GeluApproximation::erf, ::tanh
-      tanh = *i == 1;
-      return MWRT_OK;
+    case ParamKind::Bool: {
+      bool v = false;
+      MWRT_TRY(getBool(param.name, v));
+      p = has(param.name) ? (v ? 1.0 : 0.0) : param.byDefault;
+      break;
+    }
+    case ParamKind::Enum: {
+      // The plan spells an enum by its case name; its number is accepted too.
+      std::vector<std::string> cases;
+      std::istringstream words(param.cases);
+      for (std::string w; words >> w;)
+        cases.push_back(w);
+      const AttrValue *v = attrs.find(param.name);
+      p = param.byDefault;
+      if (!v)
+        break;
+      bool ok = false;
+      if (const auto *str = std::get_if<std::string>(v)) {
+        for (size_t c = 0; c < cases.size() && !ok; ++c)
+          if (*str == cases[c])
+            p = static_cast<double>(c), ok = true;
+      } else if (const auto *n = std::get_if<int64_t>(v)) {
+        ok = *n >= 0 && *n < static_cast<int64_t>(cases.size());
+        p = static_cast<double>(*n);
+      }
+      if (ok)
+        break;
+      std::string allowed;
+      for (size_t c = 0; c < cases.size(); ++c)
+        allowed += (c == 0 ? "" : c + 1 == cases.size() ? " or " : ", ") +
+                   ("\"" + cases[c] + "\"");
+      return fail("attribute '", param.name, "' must be ", allowed);
+    }
     }
   }
-  return fail("attribute 'approximate' must be \"erf\" or \"tanh\"");
+  return MWRT_OK;
 }
 
 mwrt_status KernelCall::getAxis(int64_t rank, int64_t &axis) const {

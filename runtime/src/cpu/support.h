@@ -41,93 +41,48 @@ using Shape = std::vector<int64_t>;
 // Numerics: the evaluator's rounding rules
 //===----------------------------------------------------------------------===//
 
-inline uint32_t floatBits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof(u));
-  return u;
-}
-inline float bitsFloat(uint32_t u) {
-  float v;
-  std::memcpy(&v, &u, sizeof(v));
-  return v;
-}
-
-/// The evaluator's floatToBFloatBits, verbatim.
+// The encodings and rounding rules are mwrt/formulas.h's, shared with the
+// evaluator and the CUDA backend; these name them by DType.
+using formulas::bitsFloat;
+using formulas::floatBits;
 inline uint16_t toBFloat(float value) {
-  uint32_t u = floatBits(value);
-  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a (quiet) NaN.
-    return static_cast<uint16_t>((u >> 16) | 0x0040u);
-  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest, ties to even
-  return static_cast<uint16_t>(u >> 16);
+  return formulas::floatToBFloatBits(value);
 }
 inline float fromBFloat(uint16_t bits) {
-  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+  return formulas::bfloatBitsToFloat(bits);
 }
-
-/// IEEE f32 to f16, round to nearest even, as llvm::APFloat::convert does it
-/// (a NaN keeps its sign and top payload bits and becomes quiet).
-inline uint16_t toHalf(float value) {
-  uint32_t u = floatBits(value);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) // NaN
-    return sign | 0x7e00u | static_cast<uint16_t>((a >> 13) & 0x3ffu);
-  if (a >= 0x477ff000u) // >= 65520 = max + half an ulp: rounds to infinity
-    return sign | 0x7c00u;
-  if (a >= 0x38800000u) { // a normal f16 (>= 2^-14)
-    uint32_t r = a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u; // rebias 127->15
-    return sign | static_cast<uint16_t>(r >> 13);
-  }
-  if (a <= 0x33000000u) // <= 2^-25, half the smallest subnormal: rounds to 0
-    return sign;
-  // A subnormal f16: the significand in units of 2^-24, rounded.
-  uint32_t exponent = a >> 23, mantissa = (a & 0x7fffffu) | 0x800000u;
-  uint32_t shift = 126 - exponent; // in [14, 24]
-  uint32_t q = mantissa >> shift, rem = mantissa & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (q & 1u)))
-    ++q; // may carry into the smallest normal, which is the right encoding
-  return sign | static_cast<uint16_t>(q);
-}
-
-inline float fromHalf(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
-  if (exponent == 0x1f) // inf, or a NaN made quiet
-    return bitsFloat(sign | 0x7f800000u | (mantissa << 13) |
-                     (mantissa ? 0x400000u : 0u));
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in f32
-    float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
+inline uint16_t toHalf(float value) { return formulas::floatToHalfBits(value); }
+inline float fromHalf(uint16_t bits) { return formulas::halfBitsToFloat(bits); }
 
 inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
-/// The evaluator's roundToKind: `value` rounded to float type `t`.
+/// The float format of float type `t`.
+inline formulas::FloatFormat formatOf(DType t) {
+  return t == DType::BF16  ? formulas::FloatFormat::BF16
+         : t == DType::F16 ? formulas::FloatFormat::F16
+                           : formulas::FloatFormat::F32;
+}
+
+/// `value` rounded to float type `t` (the evaluator's roundToKind).
 inline float roundTo(DType t, float value) {
-  switch (t) {
-  case DType::BF16:
-    return fromBFloat(toBFloat(value));
-  case DType::F16:
-    return fromHalf(toHalf(value));
-  default:
-    return value;
-  }
+  return formulas::roundTo(formatOf(t), value);
 }
 
 /// A double rounded once to float type `t` (the evaluator's roundOnceToKind).
-float roundOnceTo(DType t, double value);
+inline float roundOnceTo(DType t, double value) {
+  return formulas::roundOnceTo(formatOf(t), value);
+}
+
 /// An int64 rounded once to float type `t` (the evaluator's intToKind).
-float intTo(DType t, int64_t value);
+inline float intTo(DType t, int64_t value) {
+  return formulas::intTo(formatOf(t), value);
+}
+
 /// An integer wrapped to the width of `t` (two's complement).
 inline int64_t wrapTo(DType t, int64_t v) {
-  if (t == DType::I32)
-    return static_cast<int32_t>(static_cast<uint32_t>(v));
-  return v;
+  return t == DType::I32 ? formulas::wrapToI32(v) : v;
 }
 
 //===----------------------------------------------------------------------===//
@@ -280,8 +235,10 @@ struct KernelCall {
   mwrt_status getBool(const char *name, bool &value) const; ///< default false
   mwrt_status getInts(const char *name, Shape &value) const;
   bool has(const char *name) const { return attrs.find(name) != nullptr; }
-  /// The gelu `approximate` attribute: true for tanh, false for erf.
-  mwrt_status getGeluTanh(bool &tanh) const;
+  /// An elementwise op's attributes as its formula's parameters (op_table.h):
+  /// params[i] for spec.params[i], defaults where absent.
+  mwrt_status getFormulaParams(const ElementwiseSpec &spec,
+                               double *params) const;
   /// `axis` in [0, rank).
   mwrt_status getAxis(int64_t rank, int64_t &axis) const;
   /// `axes` in [0, rank), strictly increasing.
@@ -303,10 +260,14 @@ struct KernelCall {
 // elementwise.cpp
 mwrt_status runConstant(KernelCall &c);
 mwrt_status runSplat(KernelCall &c);
-mwrt_status runBinary(KernelCall &c);
-mwrt_status runUnary(KernelCall &c);
+/// Every op with a formula (op_table.h): one or two operands, broadcast or of
+/// one type.
+mwrt_status runElementwise(KernelCall &c);
+/// runElementwise's checks, shared with the CUDA backend: the result's
+/// `shape` and the formula's parameters (kMaxFormulaParams of them).
+mwrt_status checkElementwise(const KernelCall &c, Shape &shape,
+                             double *params);
 mwrt_status runCast(KernelCall &c);
-mwrt_status runActivationGrad(KernelCall &c);
 mwrt_status runSelect(KernelCall &c);
 mwrt_status runFoundInf(KernelCall &c);
 // optimizers.cpp

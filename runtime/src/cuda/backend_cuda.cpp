@@ -104,56 +104,18 @@ struct Carve {
   }
 };
 
-/// Minimum operand and result counts per op, so no launch reads past them.
+/// Minimum operand and result counts per op (the generated op table's), so
+/// no launch reads past them.
 void arity(OpKind k, size_t &ins, size_t &outs) {
-  outs = 1;
-  switch (k) {
-  case OpKind::Constant:
-  case OpKind::Splat:
-    ins = 0;
-    return;
-  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-  case OpKind::Maximum: case OpKind::Matmul: case OpKind::Embedding:
-  case OpKind::CrossEntropy: case OpKind::ReluGrad: case OpKind::SiluGrad:
-  case OpKind::GeluGrad: case OpKind::SoftmaxGrad:
-  case OpKind::LogSoftmaxGrad: case OpKind::EmbeddingGrad: case OpKind::Sgd:
-    ins = 2;
-    return;
-  case OpKind::Select: case OpKind::ReduceMaxGrad:
-  case OpKind::CrossEntropyGrad:
-    ins = 3;
-    return;
-  case OpKind::LayerNorm:
-    ins = 3, outs = 3;
-    return;
-  case OpKind::RmsNorm:
-    ins = 2, outs = 2;
-    return;
-  case OpKind::Attention:
-    ins = 3, outs = 2;
-    return;
-  case OpKind::LayerNormGrad:
-    ins = 5, outs = 3;
-    return;
-  case OpKind::RmsNormGrad:
-    ins = 4, outs = 2;
-    return;
-  case OpKind::AttentionGrad:
-    ins = 6, outs = 3;
-    return;
-  case OpKind::AdamW:
-    ins = 5, outs = 3;
-    return;
-  case OpKind::LossScaleUpdate:
-    ins = 5, outs = 4;
-    return;
-  case OpKind::FoundInf:
-    ins = 0;
-    return;
-  default: // unary ops, cast, reductions, softmax, shape ops, concat
-    ins = 1;
-    return;
-  }
+  static constexpr int counts[][2] = {
+#define MWRT_OP_COUNTS(kind, name, minIns, maxIns, minOuts, maxOuts, alias,    \
+                       attrs, kernel)                                          \
+  {minIns, minOuts},
+      MWRT_FOR_EACH_OP(MWRT_OP_COUNTS)
+#undef MWRT_OP_COUNTS
+  };
+  ins = static_cast<size_t>(counts[static_cast<int>(k)][0]);
+  outs = static_cast<size_t>(counts[static_cast<int>(k)][1]);
 }
 
 class CudaBackend final : public Backend {
@@ -527,30 +489,6 @@ mwrt_status CudaBackend::flushAdamW() {
   return MWRT_OK;
 }
 
-int ewOpOf(OpKind k, bool geluTanh) {
-  switch (k) {
-  case OpKind::Add: return kEwAdd;
-  case OpKind::Sub: return kEwSub;
-  case OpKind::Mul: return kEwMul;
-  case OpKind::Div: return kEwDiv;
-  case OpKind::Maximum: return kEwMax;
-  case OpKind::Neg: return kEwNeg;
-  case OpKind::Exp: return kEwExp;
-  case OpKind::Log: return kEwLog;
-  case OpKind::Tanh: return kEwTanh;
-  case OpKind::Sqrt: return kEwSqrt;
-  case OpKind::Rsqrt: return kEwRsqrt;
-  case OpKind::Reciprocal: return kEwRecip;
-  case OpKind::Relu: return kEwRelu;
-  case OpKind::Sigmoid: return kEwSigmoid;
-  case OpKind::Silu: return kEwSilu;
-  case OpKind::Gelu: return geluTanh ? kEwGeluTanh : kEwGeluErf;
-  case OpKind::ReluGrad: return kEwReluGrad;
-  case OpKind::SiluGrad: return kEwSiluGrad;
-  case OpKind::GeluGrad: return geluTanh ? kEwGeluTanhGrad : kEwGeluErfGrad;
-  default: return kEwCast;
-  }
-}
 
 /// The input's dimensions split into kept and reduced ones (the CPU's
 /// ReductionWalk), with the tensor's own strides.
@@ -781,58 +719,34 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
   const TensorRef &o0 = k.outs[0];
   int size0 = static_cast<int>(dtypeSize(o0.dtype));
   OpKind kind = k.kind;
+  if (elementwiseSpec(kind)) { // an op with a formula (op_table.h)
+    Shape shape;
+    double params[kMaxFormulaParams] = {};
+    MWRT_TRY(cpu::checkElementwise(c, shape, params));
+    TDesc ds[2], d;
+    for (size_t i = 0; i < k.ins.size() && i < 2; ++i)
+      MWRT_TRY(descAs(k.ins[i], shape,
+                      cpu::broadcastStrides(k.ins[i].shape,
+                                            cpu::stridesOf(k.ins[i]), shape),
+                      ds[i]));
+    MWRT_TRY(out(0, d));
+    MWRT_CUDA_CHECK(launchElementwise(static_cast<int>(kind), d, ds,
+                                      static_cast<int>(k.ins.size()), params,
+                                      errorFlag, stream));
+    return MWRT_OK;
+  }
   switch (kind) {
   case OpKind::Constant:
   case OpKind::Splat:
     return runConstant(k, c);
-  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-  case OpKind::Maximum: {
-    const TensorRef &a = c.in(0), &b = c.in(1);
-    if (a.dtype != b.dtype)
-      return c.fail("rhs element type differs from the lhs element type");
-    Shape shape;
-    if (!cpu::broadcastShapes(a.shape, b.shape, shape))
-      return c.fail("operand shapes are not broadcast-compatible");
-    MWRT_TRY(c.expectType(o0, "result", shape, a.dtype));
-    TDesc ds[2], d;
-    MWRT_TRY(descAs(a, shape,
-                    cpu::broadcastStrides(a.shape, cpu::stridesOf(a), shape),
-                    ds[0]));
-    MWRT_TRY(descAs(b, shape,
-                    cpu::broadcastStrides(b.shape, cpu::stridesOf(b), shape),
-                    ds[1]));
+  case OpKind::Cast: {
+    if (o0.shape != c.in(0).shape)
+      return c.fail("result shape differs from the input shape");
+    TDesc ds[1], d;
+    MWRT_TRY(in(0, ds[0]));
     MWRT_TRY(out(0, d));
     MWRT_CUDA_CHECK(
-        launchElementwise(ewOpOf(kind, false), d, ds, 2, errorFlag, stream));
-    return MWRT_OK;
-  }
-  case OpKind::Neg: case OpKind::Exp: case OpKind::Log: case OpKind::Tanh:
-  case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Reciprocal:
-  case OpKind::Relu: case OpKind::Sigmoid: case OpKind::Silu:
-  case OpKind::Gelu: case OpKind::Cast: case OpKind::ReluGrad:
-  case OpKind::SiluGrad: case OpKind::GeluGrad: {
-    bool tanh = false;
-    if (kind == OpKind::Gelu || kind == OpKind::GeluGrad)
-      MWRT_TRY(c.getGeluTanh(tanh));
-    if (kind != OpKind::Neg && kind != OpKind::Cast)
-      MWRT_TRY(c.expectFloat(c.in(0), "input"));
-    if (kind == OpKind::Cast) {
-      if (o0.shape != c.in(0).shape)
-        return c.fail("result shape differs from the input shape");
-    } else {
-      MWRT_TRY(c.expectSameType(o0, "result", c.in(0), "input"));
-    }
-    bool grad = kind == OpKind::ReluGrad || kind == OpKind::SiluGrad ||
-                kind == OpKind::GeluGrad;
-    if (grad)
-      MWRT_TRY(c.expectSameType(c.in(1), "grad_output", c.in(0), "input"));
-    TDesc ds[2], d;
-    MWRT_TRY(in(0, ds[0]));
-    if (grad)
-      MWRT_TRY(in(1, ds[1]));
-    MWRT_TRY(out(0, d));
-    MWRT_CUDA_CHECK(launchElementwise(ewOpOf(kind, tanh), d, ds, grad ? 2 : 1,
-                                      errorFlag, stream));
+        launchElementwise(kEwCast, d, ds, 1, nullptr, errorFlag, stream));
     return MWRT_OK;
   }
   case OpKind::Matmul:
@@ -1255,6 +1169,8 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
                                           stream));
     return MWRT_OK;
   }
+  default: // the ops with a formula, run above
+    break;
   }
   return c.fail("has no CUDA kernel");
 }

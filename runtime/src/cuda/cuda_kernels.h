@@ -16,6 +16,8 @@
 #ifndef MWRT_SRC_CUDA_CUDA_KERNELS_H
 #define MWRT_SRC_CUDA_CUDA_KERNELS_H
 
+#include "mwrt/op_table.h"
+
 #include <cuda_runtime.h>
 #include <cstdint>
 
@@ -46,19 +48,16 @@ enum DeviceError : int {
   kErrAdamStep = 5,   ///< adamw step < 1
 };
 
-/// Elementwise op codes (launchElementwise).
-enum EwOp : int {
-  kEwAdd, kEwSub, kEwMul, kEwDiv, kEwMax,
-  kEwNeg, kEwExp, kEwLog, kEwTanh, kEwSqrt, kEwRsqrt, kEwRecip, kEwRelu,
-  kEwSigmoid, kEwSilu, kEwGeluErf, kEwGeluTanh,
-  kEwReluGrad, kEwSiluGrad, kEwGeluErfGrad, kEwGeluTanhGrad,
-  kEwCast,
-};
+/// launchElementwise's op for mw.cast; any other op is an OpKind with a
+/// formula (mwrt/op_table.h).
+inline constexpr int kEwCast = -1;
 
-/// out[i] = op(ins[0][i], ins[1][i]) over out's logical index; `ins` carry
-/// out's shape (broadcast strides). Integer dtypes take add..max, neg, cast.
+/// out[i] = formula(ins[0][i], ins[1][i], params) over out's logical index,
+/// the formula of OpKind `op` (or a cast); `ins` carry out's shape (broadcast
+/// strides); `params` holds the formula's kMaxFormulaParams parameters.
 cudaError_t launchElementwise(int op, const TDesc &out, const TDesc *ins,
-                              int nIns, int *err, cudaStream_t s);
+                              int nIns, const double *params, int *err,
+                              cudaStream_t s);
 /// Copies elements (raw bytes of `elemSize`) in row-major logical order:
 /// out's element n from in's element n (shapes may differ, counts equal).
 cudaError_t launchCopy(const TDesc &out, const TDesc &in, int elemSize,

@@ -34,24 +34,17 @@ __device__ __forceinline__ int64_t offsetOf(const TDesc &t, int64_t n) {
   return off;
 }
 
-__device__ __forceinline__ float bf16ToFloat(uint16_t b) {
-  return __uint_as_float(static_cast<uint32_t>(b) << 16);
-}
-/// support.h's toBFloat, verbatim.
-__device__ __forceinline__ uint16_t floatToBf16(float v) {
-  uint32_t u = __float_as_uint(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x0040u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
+// bf16 is encoded by mwrt/formulas.h, as on the CPU; f16 by CUDA's own
+// round-to-nearest-even conversion, which agrees with it.
+using formulas::bfloatBitsToFloat;
+using formulas::floatToBFloatBits;
 
 __device__ __forceinline__ float loadF(const TDesc &t, int64_t off) {
   switch (t.dtype) {
   case kF16:
     return __half2float(reinterpret_cast<const __half *>(t.data)[off]);
   case kBF16:
-    return bf16ToFloat(reinterpret_cast<const uint16_t *>(t.data)[off]);
+    return bfloatBitsToFloat(reinterpret_cast<const uint16_t *>(t.data)[off]);
   case kI32:
     return static_cast<float>(reinterpret_cast<const int32_t *>(t.data)[off]);
   case kI64:
@@ -66,7 +59,7 @@ __device__ __forceinline__ void storeF(const TDesc &t, int64_t off, float v) {
     reinterpret_cast<__half *>(t.data)[off] = __float2half_rn(v);
     break;
   case kBF16:
-    reinterpret_cast<uint16_t *>(t.data)[off] = floatToBf16(v);
+    reinterpret_cast<uint16_t *>(t.data)[off] = floatToBFloatBits(v);
     break;
   default:
     reinterpret_cast<float *>(t.data)[off] = v;
@@ -145,58 +138,13 @@ struct PlainMaxOp { // std::max over floats without NaNs (softmax's max)
   }
 };
 
-constexpr double kSqrt2OverPi = 0.7978845608028654;
-constexpr double kGeluCoeff = 0.044715;
-constexpr double kInvSqrt2 = 0.7071067811865476;
-constexpr double kInvSqrt2Pi = 0.3989422804014327;
-
-__device__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-__device__ float unaryOp(int op, float x) {
-  switch (op) {
-  case kEwNeg: return -x;
-  case kEwExp: return expf(x);
-  case kEwLog: return logf(x);
-  case kEwTanh: return tanhf(x);
-  case kEwSqrt: return sqrtf(x);
-  case kEwRsqrt: return 1.0f / sqrtf(x);
-  case kEwRecip: return 1.0f / x;
-  case kEwRelu: return x < 0.0f ? 0.0f : x;
-  case kEwSigmoid: return sigmoidf(x);
-  case kEwSilu: return x * sigmoidf(x);
-  case kEwGeluTanh:
-    return 0.5f * x *
-           (1.0f + tanhf(float(kSqrt2OverPi) *
-                         (x + float(kGeluCoeff) * x * x * x)));
-  case kEwGeluErf:
-    return 0.5f * x * (1.0f + erff(x * float(kInvSqrt2)));
-  default: return x; // cast
-  }
-}
-
-__device__ float derivative(int op, float v) {
-  if (op == kEwReluGrad)
-    return v > 0.0f ? 1.0f : 0.0f;
-  if (op == kEwSiluGrad) {
-    float sg = sigmoidf(v);
-    return sg * (1.0f + v * (1.0f - sg));
-  }
-  if (op == kEwGeluTanhGrad) {
-    float u = float(kSqrt2OverPi) * (v + float(kGeluCoeff) * v * v * v);
-    float t = tanhf(u);
-    float du = float(kSqrt2OverPi) * (1.0f + 3.0f * float(kGeluCoeff) * v * v);
-    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
-  }
-  float cdf = 0.5f * (1.0f + erff(v * float(kInvSqrt2)));
-  float pdf = float(kInvSqrt2Pi) * expf(-0.5f * v * v);
-  return cdf + v * pdf;
-}
-
 struct EwArgs {
   TDesc out, a, b;
+  double p[kMaxFormulaParams];
 };
 
-__global__ void elementwiseKernel(int op, EwArgs args, int64_t n, int *err) {
+__global__ void elementwiseKernel(int op, bool binary, EwArgs args, int64_t n,
+                                  int *err) {
   const TDesc &out = args.out, &a = args.a, &b = args.b;
   MW_FOR(i, n) {
     int64_t oo = offsetOf(out, i), oa = offsetOf(a, i);
@@ -228,47 +176,24 @@ __global__ void elementwiseKernel(int op, EwArgs args, int64_t n, int *err) {
       }
       continue;
     }
-    if (!isFloatType(out.dtype)) { // integer add..max and neg, wrapping
-      uint64_t u = static_cast<uint64_t>(loadI(a, oa));
-      if (op == kEwNeg) {
-        storeI(out, oo, static_cast<int64_t>(0 - u));
+    // Ops with a formula (op_table.h): integers in int64, wrapped on store.
+    OpKind kind = static_cast<OpKind>(op);
+    if (!isFloatType(out.dtype)) {
+      int64_t x = loadI(a, oa);
+      if (!binary) {
+        storeI(out, oo, applyUnaryFormula(kind, x, args.p));
         continue;
       }
-      int64_t su = static_cast<int64_t>(u), sv = loadI(b, offsetOf(b, i));
-      uint64_t v = static_cast<uint64_t>(sv);
-      int64_t r;
-      switch (op) {
-      case kEwAdd: r = static_cast<int64_t>(u + v); break;
-      case kEwSub: r = static_cast<int64_t>(u - v); break;
-      case kEwMul: r = static_cast<int64_t>(u * v); break;
-      case kEwDiv:
-        if (sv == 0) {
-          raise(err, kErrDivZero);
-          r = 0;
-        } else {
-          r = sv == -1 ? static_cast<int64_t>(0 - u) : su / sv;
-        }
-        break;
-      default: r = su < sv ? sv : su;
-      }
-      storeI(out, oo, r);
+      int64_t y = loadI(b, offsetOf(b, i));
+      if (kind == OpKind::Div && y == 0)
+        raise(err, kErrDivZero);
+      storeI(out, oo, applyBinaryFormula(kind, x, y, args.p));
       continue;
     }
-    float x = loadF(a, oa), r;
-    if (op <= kEwMax) {
-      float y = loadF(b, offsetOf(b, i));
-      switch (op) {
-      case kEwAdd: r = x + y; break;
-      case kEwSub: r = x - y; break;
-      case kEwMul: r = x * y; break;
-      case kEwDiv: r = x / y; break;
-      default: r = (isnan(x) || isnan(y)) ? CUDART_NAN_F : (x < y ? y : x);
-      }
-    } else if (op >= kEwReluGrad) {
-      r = loadF(b, offsetOf(b, i)) * derivative(op, x);
-    } else {
-      r = unaryOp(op, x);
-    }
+    float x = loadF(a, oa);
+    float r = binary ? applyBinaryFormula(kind, x, loadF(b, offsetOf(b, i)),
+                                          args.p)
+                     : applyUnaryFormula(kind, x, args.p);
     storeF(out, oo, r);
   }
 }
@@ -427,10 +352,12 @@ __global__ void normKernel(NormArgs a, int64_t d, float eps) {
     sq += c * c;
   }
   sq = blockReduce(sq, SumOp(), fs);
-  float rs = 1.0f / sqrtf(sq / fd + eps);
+  float rs = formulas::rstdOf(sq, fd, eps);
   for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    float v = (at(a.x, r * d + j) - mu) * rs * at(a.gamma, j);
-    put(a.y, r * d + j, a.layer ? v + at(a.beta, j) : v);
+    float x = at(a.x, r * d + j), g = at(a.gamma, j);
+    put(a.y, r * d + j,
+        a.layer ? formulas::layerNormElement(x, mu, rs, g, at(a.beta, j))
+                : formulas::rmsNormElement(x, rs, g));
   }
   if (threadIdx.x == 0) {
     if (a.layer)
@@ -458,8 +385,8 @@ __global__ void normGradRowsKernel(NormArgs a, TDesc dy, int64_t d) {
     float xhat = (at(a.x, r * d + j) - mu) * rs;
     float dxhat = at(dy, r * d + j) * at(a.gamma, j);
     put(a.y, r * d + j,
-        a.layer ? rs * (dxhat - s1 / fd - xhat * s2 / fd)
-                : rs * (dxhat - xhat * s2 / fd));
+        a.layer ? formulas::layerNormGradElement(dxhat, xhat, rs, s1, s2, fd)
+                : formulas::rmsNormGradElement(dxhat, xhat, rs, s2, fd));
   }
 }
 
@@ -783,11 +710,6 @@ __global__ void sgdKernel(AdamArgs a, bool hasBuf, int64_t n, float lr,
   }
 }
 
-__device__ int64_t floorMod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 __global__ void lossScaleKernel(float *newScale, int64_t *newIter,
                                 int64_t *newLast, int64_t *newHyst,
                                 const float *overflowPtr,
@@ -795,29 +717,12 @@ __global__ void lossScaleKernel(float *newScale, int64_t *newIter,
                                 const int64_t *lastPtr, const int64_t *hystPtr,
                                 int64_t window, int64_t delayedShift,
                                 double minScale, double factor) {
-  bool overflow = *overflowPtr != 0.0f;
-  double scale = static_cast<double>(*scalePtr);
-  int64_t iter = *iterPtr, last = *lastPtr, hyst = *hystPtr;
-  auto wrapAdd = [](int64_t x, int64_t y) {
-    return static_cast<int64_t>(static_cast<uint64_t>(x) +
-                                static_cast<uint64_t>(y));
-  };
-  if (overflow) {
-    if (delayedShift == 1 || hyst == 1) {
-      double halved = scale / factor;
-      scale = minScale > halved ? minScale : halved;
-    } else {
-      hyst = wrapAdd(hyst, -1);
-    }
-    last = iter;
-  } else if (floorMod(iter, window) == floorMod(last, window)) {
-    hyst = delayedShift;
-    scale *= factor;
-  }
-  iter = wrapAdd(iter, 1);
-  const double maxF32 = 3.4028234663852886e38;
-  if (fabs(scale) > maxF32)
-    scale = copysign(maxF32, scale);
+  formulas::LossScaleState st{static_cast<double>(*scalePtr), *iterPtr,
+                              *lastPtr, *hystPtr};
+  st = formulas::updateLossScale(st, *overflowPtr != 0.0f, window,
+                                 delayedShift, minScale, factor);
+  double scale = st.scale;
+  int64_t iter = st.iter, last = st.last, hyst = st.hyst;
   *newScale = static_cast<float>(scale);
   *newIter = iter;
   *newLast = last;
@@ -831,12 +736,15 @@ unsigned blocksOf(int64_t groups) {
 } // namespace
 
 cudaError_t launchElementwise(int op, const TDesc &out, const TDesc *ins,
-                              int nIns, int *err, cudaStream_t s) {
+                              int nIns, const double *params, int *err,
+                              cudaStream_t s) {
   int64_t n = numElements(out);
   if (n == 0)
     return cudaSuccess;
-  EwArgs args{out, ins[0], nIns > 1 ? ins[1] : ins[0]};
-  elementwiseKernel<<<gridFor(n), kBlock, 0, s>>>(op, args, n, err);
+  EwArgs args{out, ins[0], nIns > 1 ? ins[1] : ins[0], {}};
+  for (int i = 0; params && i < kMaxFormulaParams; ++i)
+    args.p[i] = params[i];
+  elementwiseKernel<<<gridFor(n), kBlock, 0, s>>>(op, nIns > 1, args, n, err);
   return cudaGetLastError();
 }
 

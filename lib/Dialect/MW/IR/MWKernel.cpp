@@ -24,24 +24,9 @@ static RankedTensorType valueTypeOf(Type t) {
 
 std::optional<unsigned> mlir::mw::getInPlaceOperand(Operation *op,
                                                     unsigned result) {
-  // Optimizer updates: new parameter and new state into the old ones.
-  if (isa<AdamWOp>(op)) {
-    static constexpr unsigned tied[] = {0, 2, 3};
-    return tied[result];
-  }
-  if (isa<SgdOp>(op))
-    return result == 0 ? 0u : 2u;
-  if (isa<LossScaleUpdateOp>(op))
-    return result + 1;
-  // Elementwise ops: the first operand of the result's type.
-  if (!isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, NegOp, ExpOp, LogOp, TanhOp,
-           SqrtOp, RsqrtOp, ReciprocalOp, ReluOp, SigmoidOp, SiluOp, GeluOp,
-           ReluGradOp, SiluGradOp, GeluGradOp, SelectOp>(op))
-    return std::nullopt;
-  Type type = op->getResult(result).getType();
-  for (OpOperand &operand : op->getOpOperands())
-    if (operand.get().getType() == type)
-      return operand.getOperandNumber();
+  // The ODS traits MW_ElementwiseInPlace and MW_TiedResults say which.
+  if (auto inPlace = dyn_cast<InPlaceOpInterface>(op))
+    return inPlace.getTiedOperand(result);
   return std::nullopt;
 }
 

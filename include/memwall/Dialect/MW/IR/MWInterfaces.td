@@ -56,4 +56,21 @@ def MW_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def MW_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
+  let description = [{
+    Which operand's buffer a result may be written into: the destination that
+    --mw-form-kernels chooses and the kernel's bufferization model ties. Ops
+    get it from the MW_ElementwiseInPlace and MW_TiedResults traits
+    (MWOps.td), whose C++ side (MWTraits.h) implements the method; the same
+    traits give the runtime's op table its aliasing rule.
+  }];
+  let cppNamespace = "::mlir::mw";
+  let methods = [
+    InterfaceMethod<[{
+        The operand whose buffer result `result` may reuse, if any.
+      }], "::std::optional<unsigned>", "getTiedOperand",
+      (ins "unsigned":$result)>,
+  ];
+}
+
 #endif // MEMWALL_DIALECT_MW_IR_MWINTERFACES_TD

@@ -28,9 +28,46 @@ def MW_StaticShapes : NativeOpTrait<"StaticShapes"> {
   let cppNamespace = "::mlir::mw::OpTrait";
 }
 
+/// The op's results may be written into the buffers of its operands.
+/// `MW_ElementwiseInPlace`: each result into the first operand of its type
+/// (what --mw-form-kernels chooses as the destination, and what the runtime
+/// allows); `MW_TiedResults<"0, 2">`: result i into operand i-th of the list;
+/// `MW_MayComputeInPlace`: the runtime's kernel tolerates a result that is
+/// exactly an operand, but the compiler does not choose it; `MW_ViewOfOperand`:
+/// the result may be the operand's own contiguous buffer (reshape).
+def MW_ElementwiseInPlaceTrait : NativeOpTrait<"ElementwiseInPlace"> {
+  let cppNamespace = "::mlir::mw::OpTrait";
+}
+def MW_ElementwiseInPlace
+    : TraitList<[MW_ElementwiseInPlaceTrait, MW_InPlaceOpInterface]>;
+class MW_TiedResultsTrait<string operands>
+    : ParamNativeOpTrait<"TiedResults", operands> {
+  let cppNamespace = "::mlir::mw::OpTrait";
+}
+class MW_TiedResults<string operands>
+    : TraitList<[MW_TiedResultsTrait<operands>, MW_InPlaceOpInterface]>;
+def MW_MayComputeInPlace : NativeOpTrait<"MayComputeInPlace"> {
+  let cppNamespace = "::mlir::mw::OpTrait";
+}
+def MW_ViewOfOperand : NativeOpTrait<"ViewOfOperand"> {
+  let cppNamespace = "::mlir::mw::OpTrait";
+}
+
 class MW_Op<string mnemonic, list<Trait> traits = []>
     : Op<MW_Dialect, mnemonic,
-         !listconcat(traits, [Pure, MW_StaticShapes, MW_CostOpInterface])>;
+         !listconcat(traits, [Pure, MW_StaticShapes, MW_CostOpInterface])> {
+  /// The runtime kernel that executes the op: run<runtimeKernel> in
+  /// runtime/src/cpu, and the CUDA backend's case of the same name. Every op
+  /// names one; mw-tblgen -gen-mwrt-op-table writes it into the runtime's op
+  /// table (runtime/include/mwrt/op_table.h).
+  string runtimeKernel = "";
+  /// For an elementwise op: the function of runtime/include/mwrt/formulas.h
+  /// that computes one element from one element of each operand and the op's
+  /// attributes (in ODS order). The evaluator and both runtime backends call
+  /// it through the generated op table, so an elementwise op needs no
+  /// hand-written kernel anywhere.
+  string formula = "";
+}
 
 /// An elementwise op: FLOPs are a fixed count per result element.
 class MW_ElementwiseCost<int flopsPerElement> {
@@ -47,6 +84,7 @@ class MW_ElementwiseCost<int flopsPerElement> {
 //===----------------------------------------------------------------------===//
 
 def MW_ConstantOp : MW_Op<"constant", [ConstantLike]> {
+  let runtimeKernel = "Constant";
   let summary = "a tensor constant";
   let description = [{
     A tensor whose value is given by an elements attribute (dense or
@@ -68,6 +106,7 @@ def MW_ConstantOp : MW_Op<"constant", [ConstantLike]> {
 }
 
 def MW_SplatOp : MW_Op<"splat", []> {
+  let runtimeKernel = "Splat";
   let summary = "a tensor filled with one scalar";
   let description = [{
     A tensor of the result type whose every element is `value`. For integer
@@ -91,7 +130,9 @@ def MW_SplatOp : MW_Op<"splat", []> {
 //===----------------------------------------------------------------------===//
 
 class MW_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : MW_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+    : MW_Op<mnemonic, !listconcat(traits, [MW_ElementwiseInPlace, DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+  let runtimeKernel = "Elementwise";
+  let formula = mnemonic;
   let summary = "elementwise " # what # " with NumPy broadcasting";
   let description = [{
     Elementwise }] # what # [{ of two tensors of the same element type.
@@ -130,7 +171,9 @@ def MW_MaximumOp : MW_BinaryOp<"maximum", "maximum", [Commutative]>;
 
 class MW_UnaryOp<string mnemonic, string what, int flops,
                  list<Trait> traits = []>
-    : MW_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+    : MW_Op<mnemonic, !listconcat(traits, [MW_ElementwiseInPlace, SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+  let runtimeKernel = "Elementwise";
+  let formula = mnemonic;
   let summary = "elementwise " # what;
   let description = [{
     Elementwise }] # what # [{ of a floating-point tensor; the result has the
@@ -160,7 +203,9 @@ def MW_ReluOp : MW_UnaryOp<"relu", "rectified linear unit, max(x, 0)", 1>;
 def MW_SigmoidOp : MW_UnaryOp<"sigmoid", "logistic sigmoid, 1/(1+e^-x)", 3>;
 def MW_SiluOp : MW_UnaryOp<"silu", "SiLU (swish), x*sigmoid(x)", 4>;
 
-def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+def MW_GeluOp : MW_Op<"gelu", [MW_ElementwiseInPlace, SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Elementwise";
+  let formula = "gelu";
   let summary = "elementwise GELU, exact (erf) or tanh-approximated";
   let description = [{
     `x * Phi(x)`. With `approximate = #mw.gelu_approximation<tanh>` it is
@@ -180,7 +225,8 @@ def MW_GeluOp : MW_Op<"gelu", [SameOperandsAndResultType, DeclareOpInterfaceMeth
   let extraClassDeclaration = MW_ElementwiseCost<8>.costDecl;
 }
 
-def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+def MW_CastOp : MW_Op<"cast", [MW_MayComputeInPlace, SameOperandsAndResultShape, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Cast";
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: floats round to
@@ -204,6 +250,7 @@ def MW_CastOp : MW_Op<"cast", [SameOperandsAndResultShape, DeclareOpInterfaceMet
 //===----------------------------------------------------------------------===//
 
 def MW_MatmulOp : MW_Op<"matmul", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Matmul";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
                    CArg<"bool", "false">:$transposeLhs,
@@ -245,6 +292,7 @@ def MW_MatmulOp : MW_Op<"matmul", [DeclareOpInterfaceMethods<MW_GradientOpInterf
 
 class MW_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
     : MW_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<MW_GradientOpInterface>])> {
+  let runtimeKernel = "Reduce";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$axes,
                    CArg<"bool", "false">:$keepdims), [{
@@ -290,11 +338,12 @@ def MW_ReduceMeanOp : MW_ReduceOp<"reduce_mean", "arithmetic mean"> {
 // Normalizations and activations over an axis
 //===----------------------------------------------------------------------===//
 
-class MW_SoftmaxLikeOp<string mnemonic, string what, string formula>
-    : MW_Op<mnemonic, [SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+class MW_SoftmaxLikeOp<string mnemonic, string what, string expr>
+    : MW_Op<mnemonic, [MW_MayComputeInPlace, SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Softmax";
   let summary = what # " along one axis";
   let description = [{
-    `}] # formula # [{` along `axis`, computed stably (the maximum is
+    `}] # expr # [{` along `axis`, computed stably (the maximum is
     subtracted first). Cost: 5 FLOPs per element.
 
     ```mlir
@@ -314,6 +363,7 @@ def MW_LogSoftmaxOp : MW_SoftmaxLikeOp<"log_softmax", "log-softmax",
                                        "x_i - log(sum_j exp(x_j))">;
 
 def MW_LayerNormOp : MW_Op<"layer_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "LayerNorm";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
                    "::mlir::Value":$beta, CArg<"double", "1e-5">:$epsilon), [{
@@ -349,6 +399,7 @@ def MW_LayerNormOp : MW_Op<"layer_norm", [DeclareOpInterfaceMethods<MW_GradientO
 }
 
 def MW_RmsNormOp : MW_Op<"rms_norm", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "RmsNorm";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
                    CArg<"double", "1e-6">:$epsilon), [{
@@ -385,6 +436,7 @@ def MW_RmsNormOp : MW_Op<"rms_norm", [DeclareOpInterfaceMethods<MW_GradientOpInt
 //===----------------------------------------------------------------------===//
 
 def MW_EmbeddingOp : MW_Op<"embedding", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Embedding";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$indices), [{
       auto t = ::llvm::cast<::mlir::RankedTensorType>(table.getType());
@@ -420,6 +472,7 @@ def MW_EmbeddingOp : MW_Op<"embedding", [DeclareOpInterfaceMethods<MW_GradientOp
 }
 
 def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "CrossEntropy";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels,
                    CArg<"int64_t", "-100">:$ignoreIndex), [{
@@ -455,6 +508,7 @@ def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_Gra
 }
 
 def MW_AttentionOp : MW_Op<"attention", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Attention";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value, CArg<"bool", "false">:$causal), [{
@@ -505,7 +559,8 @@ def MW_AttentionOp : MW_Op<"attention", [DeclareOpInterfaceMethods<MW_GradientOp
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def MW_ReshapeOp : MW_Op<"reshape", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+def MW_ReshapeOp : MW_Op<"reshape", [MW_ViewOfOperand, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Reshape";
   let summary = "reinterpretation of a tensor's shape";
   let description = [{
     The same elements in row-major order under a new static shape with the
@@ -528,6 +583,7 @@ def MW_ReshapeOp : MW_Op<"reshape", [DeclareOpInterfaceMethods<MW_GradientOpInte
 }
 
 def MW_TransposeOp : MW_Op<"transpose", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Transpose";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input,
                    "::llvm::ArrayRef<int64_t>":$permutation), [{
@@ -557,6 +613,7 @@ def MW_TransposeOp : MW_Op<"transpose", [DeclareOpInterfaceMethods<MW_GradientOp
 }
 
 def MW_BroadcastToOp : MW_Op<"broadcast_to", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "BroadcastTo";
   let summary = "NumPy broadcast to a larger shape";
   let description = [{
     Broadcasts the input to the result shape: trailing dimensions are aligned,
@@ -577,6 +634,7 @@ def MW_BroadcastToOp : MW_Op<"broadcast_to", [DeclareOpInterfaceMethods<MW_Gradi
 }
 
 def MW_SliceOp : MW_Op<"slice", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Slice";
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$offsets,
                    "::llvm::ArrayRef<int64_t>":$sizes), [{
@@ -615,6 +673,7 @@ def MW_SliceOp : MW_Op<"slice", [DeclareOpInterfaceMethods<MW_GradientOpInterfac
 }
 
 def MW_ConcatOp : MW_Op<"concat", [DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
+  let runtimeKernel = "Concat";
   let builders = [
     OpBuilder<(ins "::mlir::ValueRange":$inputs, "int64_t":$axis), [{
       auto first = ::llvm::cast<::mlir::RankedTensorType>(inputs.front().getType());
@@ -653,7 +712,9 @@ def MW_ConcatOp : MW_Op<"concat", [DeclareOpInterfaceMethods<MW_GradientOpInterf
 //===----------------------------------------------------------------------===//
 
 class MW_ActivationGradOp<string mnemonic, string fwd, int flops>
-    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+    : MW_Op<mnemonic, [MW_ElementwiseInPlace, SameOperandsAndResultType]> {
+  let runtimeKernel = "Elementwise";
+  let formula = fwd # "Grad";
   let summary = "gradient of " # fwd;
   let description = [{
     `grad_input = grad_output * }] # fwd # [{'(input)`, elementwise, given the
@@ -677,11 +738,12 @@ def MW_GeluGradOp : MW_ActivationGradOp<"gelu_grad", "gelu", 12> {
                                      "GeluApproximation::erf">:$approximate);
 }
 
-class MW_SoftmaxLikeGradOp<string mnemonic, string fwd, string formula>
-    : MW_Op<mnemonic, [SameOperandsAndResultType]> {
+class MW_SoftmaxLikeGradOp<string mnemonic, string fwd, string expr>
+    : MW_Op<mnemonic, [MW_MayComputeInPlace, SameOperandsAndResultType]> {
+  let runtimeKernel = "SoftmaxGrad";
   let summary = "gradient of " # fwd # " given its output";
   let description = [{
-    `}] # formula # [{` along `axis`, where `y` is the forward op's output and
+    `}] # expr # [{` along `axis`, where `y` is the forward op's output and
     `dy` the gradient of its output. Cost: 3 FLOPs per element.
 
     ```mlir
@@ -704,6 +766,7 @@ def MW_LogSoftmaxGradOp : MW_SoftmaxLikeGradOp<"log_softmax_grad",
     "log_softmax", "dx = dy - exp(y) * sum(dy)">;
 
 def MW_ReduceMaxGradOp : MW_Op<"reduce_max_grad", []> {
+  let runtimeKernel = "ReduceMaxGrad";
   let summary = "gradient of reduce_max";
   let description = [{
     Routes `grad_output` to the input elements equal to the maximum of their
@@ -729,6 +792,7 @@ def MW_ReduceMaxGradOp : MW_Op<"reduce_max_grad", []> {
 }
 
 def MW_LayerNormGradOp : MW_Op<"layer_norm_grad", []> {
+  let runtimeKernel = "LayerNormGrad";
   let summary = "gradient of layer_norm";
   let description = [{
     Given the forward input, `gamma`, the saved `mean` and `rstd`, and the
@@ -759,6 +823,7 @@ def MW_LayerNormGradOp : MW_Op<"layer_norm_grad", []> {
 }
 
 def MW_RmsNormGradOp : MW_Op<"rms_norm_grad", []> {
+  let runtimeKernel = "RmsNormGrad";
   let summary = "gradient of rms_norm";
   let description = [{
     Given the forward input, `gamma`, the saved `rstd` and the gradient of the
@@ -787,6 +852,7 @@ def MW_RmsNormGradOp : MW_Op<"rms_norm_grad", []> {
 }
 
 def MW_EmbeddingGradOp : MW_Op<"embedding_grad", []> {
+  let runtimeKernel = "EmbeddingGrad";
   let summary = "gradient of embedding: scatter-add of rows";
   let description = [{
     `result[v, :] = sum over i with indices[i] == v of grad_output[i, :]`, a
@@ -811,6 +877,7 @@ def MW_EmbeddingGradOp : MW_Op<"embedding_grad", []> {
 }
 
 def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", []> {
+  let runtimeKernel = "CrossEntropy";
   let summary = "gradient of cross_entropy with respect to the logits";
   let description = [{
     `grad_logits[t, :] = grad_loss * (softmax(logits[t, :]) - onehot(labels[t])) / N`
@@ -835,6 +902,7 @@ def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", []> {
 }
 
 def MW_AttentionGradOp : MW_Op<"attention_grad", []> {
+  let runtimeKernel = "AttentionGrad";
   let summary = "gradient of attention";
   let description = [{
     Given the forward query, key, value, output and `lse`, and the gradient of
@@ -870,7 +938,8 @@ def MW_AttentionGradOp : MW_Op<"attention_grad", []> {
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-def MW_AdamWOp : MW_Op<"adamw", []> {
+def MW_AdamWOp : MW_Op<"adamw", [MW_TiedResults<"0, 2, 3">]> {
+  let runtimeKernel = "AdamW";
   let summary = "AdamW update (PyTorch semantics)";
   let description = [{
     One AdamW step with decoupled weight decay and bias correction, as
@@ -914,7 +983,8 @@ def MW_AdamWOp : MW_Op<"adamw", []> {
   }];
 }
 
-def MW_SgdOp : MW_Op<"sgd", []> {
+def MW_SgdOp : MW_Op<"sgd", [MW_TiedResults<"0, 2">]> {
+  let runtimeKernel = "Sgd";
   let summary = "SGD update with optional momentum (PyTorch semantics)";
   let description = [{
     One step of `torch.optim.SGD`: `g = grad + weight_decay * p`; with
@@ -954,6 +1024,7 @@ def MW_SgdOp : MW_Op<"sgd", []> {
 //===----------------------------------------------------------------------===//
 
 def MW_FoundInfOp : MW_Op<"found_inf", []> {
+  let runtimeKernel = "FoundInf";
   let summary = "whether any element of the operands is inf or NaN";
   let description = [{
     A rank-0 f32 flag: 1.0 when some element of some operand is +inf, -inf
@@ -977,7 +1048,8 @@ def MW_FoundInfOp : MW_Op<"found_inf", []> {
   }];
 }
 
-def MW_SelectOp : MW_Op<"select", []> {
+def MW_SelectOp : MW_Op<"select", [MW_ElementwiseInPlace]> {
+  let runtimeKernel = "Select";
   let summary = "one of two tensors, chosen by a scalar flag";
   let description = [{
     `condition != 0 ? true_value : false_value`, choosing whole tensors (not
@@ -1004,7 +1076,8 @@ def MW_SelectOp : MW_Op<"select", []> {
   }];
 }
 
-def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", []> {
+def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", [MW_TiedResults<"1, 2, 3, 4">]> {
+  let runtimeKernel = "LossScaleUpdate";
   let summary = "one step of dynamic loss scaling (DeepSpeed's rules)";
   let description = [{
     Advances the state of dynamic loss scaling by one training step, given
