@@ -10,6 +10,8 @@
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "mwrt/formulas.h"
+#include "mwrt/index_walk.h"
+#include "mwrt/initial_values.h"
 #include "mwrt/op_table.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -198,32 +200,8 @@ static SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> in,
   return s;
 }
 
-/// Calls fn(outIndex, srcOffsets...) for every element of `shape` in row-major
-/// order, advancing each source offset by its strides.
-template <size_t N, typename Fn>
-static void forEachIndex(ArrayRef<int64_t> shape,
-                         const std::array<SmallVector<int64_t>, N> &strides,
-                         Fn fn) {
-  int64_t total = product(shape);
-  if (total == 0)
-    return;
-  size_t rank = shape.size();
-  SmallVector<int64_t> idx(rank, 0);
-  std::array<int64_t, N> off{};
-  for (int64_t n = 0; n < total; ++n) {
-    fn(n, off);
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k)
-        off[k] += strides[k][d];
-      if (idx[d] < shape[d])
-        break;
-      for (size_t k = 0; k < N; ++k)
-        off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
+// forEachIndex: mwrt/index_walk.h, the CPU backend's walk.
+using mwrt::forEachIndex;
 
 /// Strides of a reduction's output over its input's index space: the output
 /// (with reduced axes kept as size 1) is indexed as the input, reduced axes
@@ -991,21 +969,10 @@ Interpreter<Real>::layerNorm(LayerNormOp op) {
   Tensor rstd = zerosLike(op.getRstd());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
   Real eps = static_cast<Real>(op.getEpsilon().convertToDouble());
-  for (int64_t r = 0; r < rows; ++r) {
-    const Real *px = x.f.data() + r * d;
-    Real sum = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sum += px[j];
-    Real mu = sum / static_cast<Real>(d);
-    Real sq = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sq += (px[j] - mu) * (px[j] - mu);
-    Real rs = 1.0f / std::sqrt(sq / static_cast<Real>(d) + eps);
-    for (int64_t j = 0; j < d; ++j)
-      y.f[r * d + j] = (px[j] - mu) * rs * g.f[j] + b.f[j];
-    mean.f[r] = mu;
-    rstd.f[r] = rs;
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    mwrt::formulas::layerNormRow(x.f.data() + r * d, g.f.data(), b.f.data(), d,
+                                 eps, y.f.data() + r * d, mean.f[r],
+                                 rstd.f[r]);
   round(y);
   SmallVector<Tensor> res;
   res.push_back(std::move(y));
@@ -1022,16 +989,9 @@ typename Interpreter<Real>::Results Interpreter<Real>::rmsNorm(RmsNormOp op) {
   Tensor rstd = zerosLike(op.getRstd());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
   Real eps = static_cast<Real>(op.getEpsilon().convertToDouble());
-  for (int64_t r = 0; r < rows; ++r) {
-    const Real *px = x.f.data() + r * d;
-    Real sq = 0.0f;
-    for (int64_t j = 0; j < d; ++j)
-      sq += px[j] * px[j];
-    Real rs = 1.0f / std::sqrt(sq / static_cast<Real>(d) + eps);
-    for (int64_t j = 0; j < d; ++j)
-      y.f[r * d + j] = px[j] * rs * g.f[j];
-    rstd.f[r] = rs;
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    mwrt::formulas::rmsNormRow(x.f.data() + r * d, g.f.data(), d, eps,
+                               y.f.data() + r * d, rstd.f[r]);
   round(y);
   SmallVector<Tensor> res;
   res.push_back(std::move(y));
@@ -1385,24 +1345,11 @@ Interpreter<Real>::layerNormGrad(LayerNormGradOp op) {
   Tensor db = zerosLike(op.getGradBeta());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
   std::vector<Real> dgAcc(d, 0.0f), dbAcc(d, 0.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    Real mu = mean.f[r], rs = rstd.f[r];
-    Real sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
-    for (int64_t j = 0; j < d; ++j) {
-      Real xhat = (x.f[r * d + j] - mu) * rs;
-      Real dxhat = dy.f[r * d + j] * g.f[j];
-      sumDxhat += dxhat;
-      sumDxhatXhat += dxhat * xhat;
-      dgAcc[j] += dy.f[r * d + j] * xhat;
-      dbAcc[j] += dy.f[r * d + j];
-    }
-    Real fd = static_cast<Real>(d);
-    for (int64_t j = 0; j < d; ++j) {
-      Real xhat = (x.f[r * d + j] - mu) * rs;
-      Real dxhat = dy.f[r * d + j] * g.f[j];
-      dx.f[r * d + j] = rs * (dxhat - sumDxhat / fd - xhat * sumDxhatXhat / fd);
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    mwrt::formulas::layerNormGradRow(x.f.data() + r * d, g.f.data(),
+                                     dy.f.data() + r * d, mean.f[r], rstd.f[r],
+                                     d, dx.f.data() + r * d, dgAcc.data(),
+                                     dbAcc.data());
   dg.f = dgAcc;
   db.f = dbAcc;
   round(dx);
@@ -1426,22 +1373,10 @@ Interpreter<Real>::rmsNormGrad(RmsNormGradOp op) {
   Tensor dg = zerosLike(op.getGradGamma());
   int64_t d = x.shape.back(), rows = x.numElements() / std::max<int64_t>(d, 1);
   std::vector<Real> dgAcc(d, 0.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    Real rs = rstd.f[r];
-    Real sumDxhatXhat = 0.0f;
-    for (int64_t j = 0; j < d; ++j) {
-      Real xhat = x.f[r * d + j] * rs;
-      Real dxhat = dy.f[r * d + j] * g.f[j];
-      sumDxhatXhat += dxhat * xhat;
-      dgAcc[j] += dy.f[r * d + j] * xhat;
-    }
-    Real fd = static_cast<Real>(d);
-    for (int64_t j = 0; j < d; ++j) {
-      Real xhat = x.f[r * d + j] * rs;
-      Real dxhat = dy.f[r * d + j] * g.f[j];
-      dx.f[r * d + j] = rs * (dxhat - xhat * sumDxhatXhat / fd);
-    }
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    mwrt::formulas::rmsNormGradRow(x.f.data() + r * d, g.f.data(),
+                                   dy.f.data() + r * d, rstd.f[r], d,
+                                   dx.f.data() + r * d, dgAcc.data());
   dg.f = dgAcc;
   round(dx);
   round(dg);
@@ -1572,50 +1507,20 @@ typename Interpreter<Real>::Results Interpreter<Real>::select(SelectOp op) {
 }
 
 /// `a` modulo `m` (m >= 1) in [0, m), as Python's % computes it.
-static int64_t floorMod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 template <typename Real>
 typename Interpreter<Real>::Results
 Interpreter<Real>::lossScaleUpdate(LossScaleUpdateOp op) {
-  // DeepSpeed's DynamicLossScaler.update_scale, line by line. The scale is a
-  // Python float there: compute in double, store as f32 (saturating, since
-  // an infinite scale could never come back down). Counters wrap like
-  // machine integers instead of growing like Python's.
-  bool overflow = get(op.getOverflow()).f[0] != Real(0);
-  double scale = static_cast<double>(get(op.getScale()).f[0]);
-  int64_t iter = get(op.getIter()).i[0];
-  int64_t last = get(op.getLastOverflow()).i[0];
-  int64_t hyst = get(op.getCurHysteresis()).i[0];
-  int64_t window = static_cast<int64_t>(op.getWindow());
-  int64_t delayedShift = static_cast<int64_t>(op.getHysteresis());
-  double minScale = op.getMinScale().convertToDouble();
-  double factor = op.getFactor().convertToDouble();
-  auto wrapAdd = [](int64_t a, int64_t b) {
-    return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                                static_cast<uint64_t>(b));
-  };
-  if (overflow) {
-    if (delayedShift == 1 || hyst == 1) {
-      double halved = scale / factor;
-      scale =
-          minScale > halved ? minScale : halved; // Python's max(halved, min)
-    } else {
-      hyst = wrapAdd(hyst, -1);
-    }
-    last = iter;
-  } else if (floorMod(iter, window) == floorMod(last, window)) {
-    // (iter - last) % window == 0 without forming a difference that could
-    // overflow.
-    hyst = delayedShift;
-    scale *= factor;
-  }
-  iter = wrapAdd(iter, 1);
-  const double maxF32 = std::numeric_limits<float>::max();
-  if (std::abs(scale) > maxF32)
-    scale = std::copysign(maxF32, scale);
+  // DeepSpeed's DynamicLossScaler.update_scale (mwrt/formulas.h).
+  mwrt::formulas::LossScaleState state{
+      static_cast<double>(get(op.getScale()).f[0]), get(op.getIter()).i[0],
+      get(op.getLastOverflow()).i[0], get(op.getCurHysteresis()).i[0]};
+  state = mwrt::formulas::updateLossScale(
+      state, get(op.getOverflow()).f[0] != Real(0),
+      static_cast<int64_t>(op.getWindow()),
+      static_cast<int64_t>(op.getHysteresis()),
+      op.getMinScale().convertToDouble(), op.getFactor().convertToDouble());
+  double scale = state.scale;
+  int64_t iter = state.iter, last = state.last, hyst = state.hyst;
 
   SmallVector<Tensor> res;
   Tensor s = zerosLike(op.getNewScale());
@@ -1745,50 +1650,38 @@ static bool isAdamStep(Value v) {
   });
 }
 
-/// DeepSpeed's initial loss scale, 2^16.
-static constexpr double kInitialLossScale = 65536.0;
-
 /// The fresh value of a dynamic loss-scaling state argument: one that an
 /// mw.loss_scale_update uses directly as its scale, iter, last_overflow or
 /// cur_hysteresis operand, or else one named like the states --mw-autodiff
 /// creates (`loss_scale.scale`, ...). std::nullopt for other arguments.
 static std::optional<double> lossScaleInitialValue(Value arg, StringRef name) {
+  using mwrt::initial::LossScaleSlot;
+  using mwrt::initial::lossScaleInitialValue;
   if (arg)
     for (OpOperand *use : valueUses(arg)) {
       auto update = dyn_cast<LossScaleUpdateOp>(use->getOwner());
       if (!update)
         continue;
       if (use == &update.getScaleMutable())
-        return kInitialLossScale;
+        return lossScaleInitialValue(LossScaleSlot::Scale);
       if (use == &update.getIterMutable())
-        return 0.0;
+        return lossScaleInitialValue(LossScaleSlot::Iter);
       if (use == &update.getLastOverflowMutable())
-        return -1.0;
+        return lossScaleInitialValue(LossScaleSlot::LastOverflow);
       if (use == &update.getCurHysteresisMutable())
-        return static_cast<double>(
-            static_cast<int64_t>(update.getHysteresis()));
+        return lossScaleInitialValue(
+            LossScaleSlot::Hysteresis,
+            static_cast<double>(static_cast<int64_t>(update.getHysteresis())));
     }
-  return llvm::StringSwitch<std::optional<double>>(name)
-      .Case("loss_scale.scale", kInitialLossScale)
-      .Case("loss_scale.iter", 0.0)
-      .Case("loss_scale.last_overflow", -1.0)
-      .Case("loss_scale.hysteresis", 2.0)
-      .Default(std::nullopt);
+  if (auto slot = mwrt::initial::lossScaleSlotOfName(name))
+    return lossScaleInitialValue(*slot);
+  return std::nullopt;
 }
 
 SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
                                                  uint64_t seed) {
-  // A fixed generator and our own Box-Muller: std::normal_distribution's
-  // output differs between standard libraries.
-  std::mt19937_64 rng(seed);
-  auto uniform01 = [&] {
-    return (static_cast<double>(rng() >> 11) + 0.5) *
-           (1.0 / 9007199254740992.0);
-  };
-  auto normal = [&] {
-    double u1 = uniform01(), u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  };
+  // mwrt/initial_values.h: the generator and the rules mw-run shares.
+  mwrt::initial::NormalGenerator gen(seed);
   SmallVector<Tensor> args;
   Region &body = func.getFunctionBody();
   for (unsigned i : inputArguments(func)) {
@@ -1809,20 +1702,21 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
       // buffers and step counters (random second moments would be negative).
     } else if (arg && isAdamStep(arg)) {
       if (t.isFloat())
-        std::fill(t.f.begin(), t.f.end(), 1.0f);
+        std::fill(t.f.begin(), t.f.end(),
+                  static_cast<float>(mwrt::initial::kInitialAdamStep));
       else
-        std::fill(t.i.begin(), t.i.end(), 1);
+        std::fill(t.i.begin(), t.i.end(),
+                  static_cast<int64_t>(mwrt::initial::kInitialAdamStep));
     } else if (t.isFloat()) {
       std::string name = argumentName(func, i);
-      bool normScale =
-          type.getRank() == 1 && StringRef(name).ends_with("weight");
       for (float &x : t.f)
-        x = roundToKind(t.kind, static_cast<float>((normScale ? 1.0 : 0.0) +
-                                                   0.02 * normal()));
+        x = roundToKind(t.kind,
+                        static_cast<float>(mwrt::initial::randomFloatValue(
+                            name, type.getRank(), gen)));
     } else {
       int64_t bound = arg ? integerBound(arg, 2) : 2;
       for (int64_t &x : t.i)
-        x = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
+        x = static_cast<int64_t>(gen.raw() % static_cast<uint64_t>(bound));
     }
     args.push_back(std::move(t));
   }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "executor.h"
+#include "mwrt/initial_values.h"
 #include "status.h"
 
 #include <algorithm>
@@ -73,11 +74,6 @@ bool isFloatType(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.substr(s.size() - suffix.size()) == suffix;
-}
-
 /// Stores `v` as element `i` of a dense `dtype` array: floats rounded to f32
 /// and then to the 16-bit types, integers truncated.
 void storeValue(DType dtype, uint8_t *data, int64_t i, double v) {
@@ -112,25 +108,7 @@ void storeValue(DType dtype, uint8_t *data, int64_t i, double v) {
   }
 }
 
-/// Normal variates from a 64-bit Mersenne Twister by Box-Muller, written out
-/// (as mw-eval does) because std::normal_distribution differs between
-/// standard libraries. Each variate takes two draws.
-class NormalGenerator {
-public:
-  explicit NormalGenerator(uint64_t seed) : rng(seed) {}
-  double next() {
-    double u1 = uniform01(), u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-
-private:
-  /// Uniform in (0, 1): the top 53 bits, centred in their interval.
-  double uniform01() {
-    return (static_cast<double>(rng() >> 11) + 0.5) *
-           (1.0 / 9007199254740992.0);
-  }
-  std::mt19937_64 rng;
-};
+using initial::NormalGenerator;
 
 /// The byte range [begin, end) `t` addresses; false when it has none.
 bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end) {
@@ -341,33 +319,21 @@ std::optional<double> SessionImpl::lossScaleValue(int p) const {
     for (size_t j = 1; j < 5; ++j) {
       if (k.ins[j].inArena || k.ins[j].persistent != p)
         continue;
-      switch (j) {
-      case 1:
-        return 65536.0;
-      case 2:
-        return 0.0;
-      case 3:
-        return -1.0;
-      default: {
+      using initial::LossScaleSlot;
+      auto slot = static_cast<LossScaleSlot>(j - 1);
+      double hysteresis = 2.0;
+      if (slot == LossScaleSlot::Hysteresis) {
         const AttrValue *h = k.attrs.find("hysteresis");
         if (h && std::holds_alternative<int64_t>(*h))
-          return static_cast<double>(std::get<int64_t>(*h));
+          hysteresis = static_cast<double>(std::get<int64_t>(*h));
         if (h && std::holds_alternative<double>(*h))
-          return std::get<double>(*h);
-        return 2.0;
+          hysteresis = std::get<double>(*h);
       }
-      }
+      return initial::lossScaleInitialValue(slot, hysteresis);
     }
   }
-  const std::string &name = plan->persistents()[p].name;
-  if (name == "loss_scale.scale")
-    return 65536.0;
-  if (name == "loss_scale.iter")
-    return 0.0;
-  if (name == "loss_scale.last_overflow")
-    return -1.0;
-  if (name == "loss_scale.hysteresis")
-    return 2.0;
+  if (auto slot = initial::lossScaleSlotOfName(plan->persistents()[p].name))
+    return initial::lossScaleInitialValue(*slot);
   return std::nullopt;
 }
 
@@ -461,21 +427,17 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
   }
   if (isAdamStep(p)) {
     for (int64_t i = 0; i < n; ++i)
-      storeValue(d.dtype, bytes.data(), i, 1.0);
+      storeValue(d.dtype, bytes.data(), i, initial::kInitialAdamStep);
     return;
   }
   bool isFloat = isFloatType(d.dtype);
   switch (d.role) {
   case Role::Param:
-    if (!isFloat || endsWith(d.name, "bias"))
-      return; // zeros
-    if (d.shape.size() == 1 && endsWith(d.name, "weight")) {
-      for (int64_t i = 0; i < n; ++i)
-        storeValue(d.dtype, bytes.data(), i, 1.0);
-      return;
-    }
+    if (!isFloat || initial::endsWith(d.name, "bias"))
+      return; // zeros, drawing nothing
     for (int64_t i = 0; i < n; ++i)
-      storeValue(d.dtype, bytes.data(), i, 0.02 * weights.next());
+      storeValue(d.dtype, bytes.data(), i,
+                 initial::defaultParamValue(d.name, d.shape.size(), weights));
     return;
   case Role::Input:
   case Role::Label: {

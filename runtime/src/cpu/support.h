@@ -16,6 +16,7 @@
 #ifndef MWRT_SRC_CPU_SUPPORT_H
 #define MWRT_SRC_CPU_SUPPORT_H
 
+#include "mwrt/index_walk.h"
 #include "mwrt/kernels.h"
 #include "status.h"
 
@@ -107,31 +108,8 @@ Shape broadcastStrides(const Shape &in, const Shape &inStrides,
 /// NumPy broadcast of two shapes; false when they are incompatible.
 bool broadcastShapes(const Shape &a, const Shape &b, Shape &out);
 
-/// Calls fn(n, offsets) for every index of `shape` in row-major order, n its
-/// row-major number and offsets[k] its offset under strides[k].
-template <size_t N, typename Fn>
-void forEachIndex(const Shape &shape, const std::array<Shape, N> &strides,
-                  Fn &&fn) {
-  int64_t total = product(shape);
-  if (total == 0)
-    return;
-  size_t rank = shape.size();
-  Shape idx(rank, 0);
-  std::array<int64_t, N> off{};
-  for (int64_t n = 0; n < total; ++n) {
-    fn(n, off);
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k)
-        off[k] += strides[k][d];
-      if (idx[d] < shape[d])
-        break;
-      for (size_t k = 0; k < N; ++k)
-        off[k] -= strides[k][d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
+// forEachIndex: mwrt/index_walk.h, shared with the evaluator.
+using mwrt::forEachIndex;
 
 /// Copies the elements of `shape` (each `elemSize` bytes) from `src` (laid
 /// out with `srcStrides` from element offset `srcBase`) to `dst` (laid out
