@@ -254,8 +254,26 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     with the figures and the solve time.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "auto, none, all, every-k, sqrt, selective or optimal">,
+    Option<"strategy", "strategy", "::mlir::mw::RematStrategy",
+           /*default=*/"::mlir::mw::RematStrategy::Auto",
+           "How the kept saved activations are chosen: auto, none, all, "
+           "every-k, sqrt, selective or optimal",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::mw::RematStrategy::Auto, "auto",
+                        "none without a budget, else the cheapest candidate "
+                        "that fits"),
+             clEnumValN(::mlir::mw::RematStrategy::None, "none",
+                        "keep every saved activation"),
+             clEnumValN(::mlir::mw::RematStrategy::All, "all",
+                        "keep none; recompute from the arguments"),
+             clEnumValN(::mlir::mw::RematStrategy::EveryK, "every-k",
+                        "keep the outputs of every k-th transformer block"),
+             clEnumValN(::mlir::mw::RematStrategy::Sqrt, "sqrt",
+                        "every ceil(sqrt(n))-th articulation value"),
+             clEnumValN(::mlir::mw::RematStrategy::Selective, "selective",
+                        "drop the core attention (Megatron-LM)"),
+             clEnumValN(::mlir::mw::RematStrategy::Optimal, "optimal",
+                        "Checkmate's MILP; needs a budget"))}]>,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
            "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "
