@@ -13,6 +13,7 @@
 
 #include "memwall/Models/Models.h"
 
+#include "memwall/Analysis/StepStructure.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -370,6 +371,7 @@ class ForwardBuilder {
 public:
   ForwardBuilder(MLIRContext &context, const ModelConfig &config)
       : b(&context), config(config), loc(b.getUnknownLoc()) {
+    b.setListener(&layers);
     switch (config.dtype) {
     case DType::F32:
       elem = b.getF32Type();
@@ -426,10 +428,16 @@ public:
     return func.getArgument(it->second);
   }
 
-  /// Ops built from now on carry `loc(name)`.
-  void scope(const Twine &name) { loc = nameLoc(name); }
+  /// Ops built from now on carry `loc(name)` and `mw.layer = name`: the
+  /// location for diagnostics, the attribute for passes that need the layer
+  /// structure (it survives printing without -mlir-print-debuginfo).
+  void scope(const Twine &name) {
+    loc = nameLoc(name);
+    layers.layer = b.getStringAttr(name);
+  }
 
   OwningOpRef<ModuleOp> finish(Value loss) {
+    layers.layer = nullptr;
     b.create<func::ReturnOp>(loc, loss);
     return std::move(module);
   }
@@ -587,6 +595,16 @@ public:
   OpBuilder &getBuilder() { return b; }
 
 private:
+  /// Sets `mw.layer` on every op built while a scope is open.
+  struct LayerListener : public OpBuilder::Listener {
+    StringAttr layer;
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      if (layer)
+        op->setAttr(kLayerAttrName, layer);
+    }
+  };
+
   Location nameLoc(const Twine &name) {
     return NameLoc::get(b.getStringAttr(name));
   }
@@ -599,6 +617,7 @@ private:
   }
 
   OpBuilder b;
+  LayerListener layers;
   const ModelConfig &config;
   Type elem;
   Location loc;

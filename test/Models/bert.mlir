@@ -43,52 +43,52 @@
 // CHECK-SAME:   -> (tensor<f32> {mw.name = "loss", mw.role = #mw.role<output>})
 
 // Embeddings: word + token_type_embeddings[0] + positions, then LayerNorm.
-// CHECK-NEXT: %[[WORD:.*]] = mw.embedding %arg0, %arg42 : {{.*}} loc(#[[EMB:loc[0-9]*]])
-// CHECK-NEXT: %[[TT:.*]] = mw.slice %arg2 offsets = [0, 0] sizes = [1, 64] : tensor<2x64xf32> -> tensor<1x64xf32>
-// CHECK-NEXT: %[[E1:.*]] = mw.add %[[WORD]], %[[TT]] : (tensor<2x32x64xf32>, tensor<1x64xf32>) -> tensor<2x32x64xf32>
-// CHECK-NEXT: %[[E2:.*]] = mw.add %[[E1]], %arg1 : (tensor<2x32x64xf32>, tensor<32x64xf32>)
-// CHECK-NEXT: %[[X0:[^,]*]], {{.*}} = mw.layer_norm %[[E2]], %arg3, %arg4 {epsilon = 9.9999999999999998E-13 : f64}
+// CHECK-NEXT: %[[WORD:.*]] = mw.embedding %arg0, %arg42 {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[EMB:loc[0-9]*]])
+// CHECK-NEXT: %[[TT:.*]] = mw.slice %arg2 offsets = [0, 0] sizes = [1, 64] {mw.layer = "{{[^"]+}}"} : tensor<2x64xf32> -> tensor<1x64xf32>
+// CHECK-NEXT: %[[E1:.*]] = mw.add %[[WORD]], %[[TT]] {mw.layer = "{{[^"]+}}"} : (tensor<2x32x64xf32>, tensor<1x64xf32>) -> tensor<2x32x64xf32>
+// CHECK-NEXT: %[[E2:.*]] = mw.add %[[E1]], %arg1 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x64xf32>, tensor<32x64xf32>)
+// CHECK-NEXT: %[[X0:[^,]*]], {{.*}} = mw.layer_norm %[[E2]], %arg3, %arg4 {epsilon = 9.9999999999999998E-13 : f64, mw.layer = "{{[^"]+}}"}
 
 // Layer 0: bidirectional attention, post-LayerNorm residuals.
-// CHECK-NEXT: mw.matmul %[[X0]], %arg5 {transpose_rhs} : {{.*}} loc(#[[ATTN0:loc[0-9]*]])
+// CHECK-NEXT: mw.matmul %[[X0]], %arg5 {mw.layer = "{{[^"]+}}", transpose_rhs} : {{.*}} loc(#[[ATTN0:loc[0-9]*]])
 // CHECK-NEXT: mw.add {{.*}}, %arg6
 // CHECK-NEXT: mw.reshape
 // CHECK-NEXT: %[[Q:.*]] = mw.transpose
-// CHECK-NEXT: mw.matmul %[[X0]], %arg7 {transpose_rhs}
+// CHECK-NEXT: mw.matmul %[[X0]], %arg7 {mw.layer = "{{[^"]+}}", transpose_rhs}
 // CHECK-NEXT: mw.add {{.*}}, %arg8
 // CHECK-NEXT: mw.reshape
 // CHECK-NEXT: %[[K:.*]] = mw.transpose
-// CHECK-NEXT: mw.matmul %[[X0]], %arg9 {transpose_rhs}
+// CHECK-NEXT: mw.matmul %[[X0]], %arg9 {mw.layer = "{{[^"]+}}", transpose_rhs}
 // CHECK-NEXT: mw.add {{.*}}, %arg10
 // CHECK-NEXT: mw.reshape
 // CHECK-NEXT: %[[V:.*]] = mw.transpose
-// CHECK-NEXT: %[[ATTN:[^,]*]], {{.*}} = mw.attention %[[Q]], %[[K]], %[[V]] :
+// CHECK-NEXT: %[[ATTN:[^,]*]], {{.*}} = mw.attention %[[Q]], %[[K]], %[[V]] {mw.layer = "{{[^"]+}}"} :
 // CHECK-NEXT: mw.transpose %[[ATTN]]
 // CHECK-NEXT: mw.reshape
-// CHECK-NEXT: mw.matmul {{.*}}, %arg11 {transpose_rhs}
+// CHECK-NEXT: mw.matmul {{.*}}, %arg11 {mw.layer = "{{[^"]+}}", transpose_rhs}
 // CHECK-NEXT: %[[AO:.*]] = mw.add {{.*}}, %arg12
 // CHECK-NEXT: %[[R1:.*]] = mw.add %[[AO]], %[[X0]]
-// CHECK-NEXT: %[[X1:[^,]*]], {{.*}} = mw.layer_norm %[[R1]], %arg13, %arg14 {epsilon = 9.9999999999999998E-13 : f64}
-// CHECK-NEXT: mw.matmul %[[X1]], %arg15 {transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32> loc(#[[INTER0:loc[0-9]*]])
+// CHECK-NEXT: %[[X1:[^,]*]], {{.*}} = mw.layer_norm %[[R1]], %arg13, %arg14 {epsilon = 9.9999999999999998E-13 : f64, mw.layer = "{{[^"]+}}"}
+// CHECK-NEXT: mw.matmul %[[X1]], %arg15 {mw.layer = "{{[^"]+}}", transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32> loc(#[[INTER0:loc[0-9]*]])
 // CHECK-NEXT: mw.add {{.*}}, %arg16
-// CHECK-NEXT: %[[G:.*]] = mw.gelu {{.*}} : tensor<2x32x256xf32>
-// CHECK-NEXT: mw.matmul %[[G]], %arg17 {transpose_rhs} : (tensor<2x32x256xf32>, tensor<64x256xf32>) -> tensor<2x32x64xf32> loc(#[[OUT0:loc[0-9]*]])
+// CHECK-NEXT: %[[G:.*]] = mw.gelu {{.*}} {mw.layer = "{{[^"]+}}"} : tensor<2x32x256xf32>
+// CHECK-NEXT: mw.matmul %[[G]], %arg17 {mw.layer = "{{[^"]+}}", transpose_rhs} : (tensor<2x32x256xf32>, tensor<64x256xf32>) -> tensor<2x32x64xf32> loc(#[[OUT0:loc[0-9]*]])
 // CHECK-NEXT: %[[FO:.*]] = mw.add {{.*}}, %arg18
 // CHECK-NEXT: %[[R2:.*]] = mw.add %[[FO]], %[[X1]]
-// CHECK-NEXT: mw.layer_norm %[[R2]], %arg19, %arg20 {epsilon = 9.9999999999999998E-13 : f64}
+// CHECK-NEXT: mw.layer_norm %[[R2]], %arg19, %arg20 {epsilon = 9.9999999999999998E-13 : f64, mw.layer = "{{[^"]+}}"}
 
 // MLM head: dense + GELU + LayerNorm, decoder tied to the word embeddings
 // plus cls.predictions.bias, cross-entropy with ignore_index -100 (the
 // op's default, so not printed).
-// CHECK:      mw.matmul {{.*}}, %arg37 {transpose_rhs} : {{.*}} loc(#[[CLS:loc[0-9]*]])
+// CHECK:      mw.matmul {{.*}}, %arg37 {mw.layer = "{{[^"]+}}", transpose_rhs} : {{.*}} loc(#[[CLS:loc[0-9]*]])
 // CHECK-NEXT: mw.add {{.*}}, %arg38
 // CHECK-NEXT: mw.gelu
-// CHECK-NEXT: %[[T:[^,]*]], {{.*}} = mw.layer_norm {{.*}}, %arg39, %arg40 {epsilon = 9.9999999999999998E-13 : f64}
-// CHECK-NEXT: %[[DEC:.*]] = mw.matmul %[[T]], %arg0 {transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32>
-// CHECK-NEXT: %[[LOGITS:.*]] = mw.add %[[DEC]], %arg41 : (tensor<2x32x256xf32>, tensor<256xf32>) -> tensor<2x32x256xf32>
-// CHECK-NEXT: mw.reshape %[[LOGITS]] : tensor<2x32x256xf32> -> tensor<64x256xf32>
-// CHECK-NEXT: mw.reshape %arg43 : tensor<2x32xi32> -> tensor<64xi32>
-// CHECK-NEXT: mw.cross_entropy {{.*}} : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
+// CHECK-NEXT: %[[T:[^,]*]], {{.*}} = mw.layer_norm {{.*}}, %arg39, %arg40 {epsilon = 9.9999999999999998E-13 : f64, mw.layer = "{{[^"]+}}"}
+// CHECK-NEXT: %[[DEC:.*]] = mw.matmul %[[T]], %arg0 {mw.layer = "{{[^"]+}}", transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32>
+// CHECK-NEXT: %[[LOGITS:.*]] = mw.add %[[DEC]], %arg41 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x256xf32>, tensor<256xf32>) -> tensor<2x32x256xf32>
+// CHECK-NEXT: mw.reshape %[[LOGITS]] {mw.layer = "{{[^"]+}}"} : tensor<2x32x256xf32> -> tensor<64x256xf32>
+// CHECK-NEXT: mw.reshape %arg43 {mw.layer = "{{[^"]+}}"} : tensor<2x32xi32> -> tensor<64xi32>
+// CHECK-NEXT: mw.cross_entropy {{.*}} {mw.layer = "{{[^"]+}}"} : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
 // CHECK-NOT:  mw.
 
 // CHECK-DAG: #[[EMB]] = loc("bert.embeddings")

@@ -41,40 +41,40 @@
 // CHECK-SAME:   %arg29: tensor<2x32xi32> {mw.name = "labels", mw.role = #mw.role<label>}
 // CHECK-SAME:   -> (tensor<f32> {mw.name = "loss", mw.role = #mw.role<output>})
 
-// CHECK-NEXT: %[[TOK:.*]] = mw.embedding %arg0, %arg28 : {{.*}} loc(#[[EMB:loc[0-9]*]])
-// CHECK-NEXT: %[[X0:.*]] = mw.add %[[TOK]], %arg1 : (tensor<2x32x64xf32>, tensor<32x64xf32>)
-// CHECK-NEXT: %[[LN1:[^,]*]], {{.*}} = mw.layer_norm %[[X0]], %arg2, %arg3 : {{.*}} loc(#[[ATTN0:loc[0-9]*]])
-// CHECK-NEXT: %[[QKVMM:.*]] = mw.matmul %[[LN1]], %arg4 : (tensor<2x32x64xf32>, tensor<64x192xf32>) -> tensor<2x32x192xf32>
+// CHECK-NEXT: %[[TOK:.*]] = mw.embedding %arg0, %arg28 {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[EMB:loc[0-9]*]])
+// CHECK-NEXT: %[[X0:.*]] = mw.add %[[TOK]], %arg1 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x64xf32>, tensor<32x64xf32>)
+// CHECK-NEXT: %[[LN1:[^,]*]], {{.*}} = mw.layer_norm %[[X0]], %arg2, %arg3 {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[ATTN0:loc[0-9]*]])
+// CHECK-NEXT: %[[QKVMM:.*]] = mw.matmul %[[LN1]], %arg4 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x64xf32>, tensor<64x192xf32>) -> tensor<2x32x192xf32>
 // CHECK-NEXT: %[[QKV:.*]] = mw.add %[[QKVMM]], %arg5
 // CHECK-NEXT: mw.slice %[[QKV]] offsets = [0, 0, 0] sizes = [2, 32, 64]
 // CHECK-NEXT: mw.reshape {{.*}} -> tensor<2x32x4x16xf32>
-// CHECK-NEXT: %[[Q:.*]] = mw.transpose {{.*}} permutation = [0, 2, 1, 3] : tensor<2x32x4x16xf32> -> tensor<2x4x32x16xf32>
+// CHECK-NEXT: %[[Q:.*]] = mw.transpose {{.*}} permutation = [0, 2, 1, 3] {mw.layer = "{{[^"]+}}"} : tensor<2x32x4x16xf32> -> tensor<2x4x32x16xf32>
 // CHECK-NEXT: mw.slice %[[QKV]] offsets = [0, 0, 64] sizes = [2, 32, 64]
 // CHECK-NEXT: mw.reshape
 // CHECK-NEXT: %[[K:.*]] = mw.transpose
 // CHECK-NEXT: mw.slice %[[QKV]] offsets = [0, 0, 128] sizes = [2, 32, 64]
 // CHECK-NEXT: mw.reshape
 // CHECK-NEXT: %[[V:.*]] = mw.transpose
-// CHECK-NEXT: %[[ATTN:[^,]*]], {{.*}} = mw.attention %[[Q]], %[[K]], %[[V]] {causal}
+// CHECK-NEXT: %[[ATTN:[^,]*]], {{.*}} = mw.attention %[[Q]], %[[K]], %[[V]] {causal, mw.layer = "{{[^"]+}}"}
 // CHECK-NEXT: mw.transpose %[[ATTN]] permutation = [0, 2, 1, 3]
 // CHECK-NEXT: mw.reshape {{.*}} -> tensor<2x32x64xf32>
-// CHECK-NEXT: mw.matmul {{.*}}, %arg6 :
-// CHECK-NEXT: %[[PROJ:.*]] = mw.add {{.*}}, %arg7 :
-// CHECK-NEXT: %[[X1:.*]] = mw.add %[[X0]], %[[PROJ]] : {{.*}} loc(#[[ATTN0]])
-// CHECK-NEXT: %[[LN2:[^,]*]], {{.*}} = mw.layer_norm %[[X1]], %arg8, %arg9 : {{.*}} loc(#[[MLP0:loc[0-9]*]])
-// CHECK-NEXT: mw.matmul %[[LN2]], %arg10 : (tensor<2x32x64xf32>, tensor<64x256xf32>) -> tensor<2x32x256xf32>
+// CHECK-NEXT: mw.matmul {{.*}}, %arg6 {mw.layer = "{{[^"]+}}"} :
+// CHECK-NEXT: %[[PROJ:.*]] = mw.add {{.*}}, %arg7 {mw.layer = "{{[^"]+}}"} :
+// CHECK-NEXT: %[[X1:.*]] = mw.add %[[X0]], %[[PROJ]] {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[ATTN0]])
+// CHECK-NEXT: %[[LN2:[^,]*]], {{.*}} = mw.layer_norm %[[X1]], %arg8, %arg9 {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[MLP0:loc[0-9]*]])
+// CHECK-NEXT: mw.matmul %[[LN2]], %arg10 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x64xf32>, tensor<64x256xf32>) -> tensor<2x32x256xf32>
 // CHECK-NEXT: mw.add {{.*}}, %arg11
-// CHECK-NEXT: mw.gelu {{.*}} {approximate = #mw.gelu_approximation<tanh>} : tensor<2x32x256xf32>
-// CHECK-NEXT: mw.matmul {{.*}}, %arg12 : (tensor<2x32x256xf32>, tensor<256x64xf32>) -> tensor<2x32x64xf32>
+// CHECK-NEXT: mw.gelu {{.*}} {approximate = #mw.gelu_approximation<tanh>, mw.layer = "{{[^"]+}}"} : tensor<2x32x256xf32>
+// CHECK-NEXT: mw.matmul {{.*}}, %arg12 {mw.layer = "{{[^"]+}}"} : (tensor<2x32x256xf32>, tensor<256x64xf32>) -> tensor<2x32x64xf32>
 // CHECK-NEXT: %[[FC:.*]] = mw.add {{.*}}, %arg13
-// CHECK-NEXT: mw.add %[[X1]], %[[FC]] : {{.*}} loc(#[[MLP0]])
+// CHECK-NEXT: mw.add %[[X1]], %[[FC]] {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[MLP0]])
 
 // Final LayerNorm, logits tied to wte, cross-entropy over the B*S tokens.
-// CHECK:      %[[LNF:[^,]*]], {{.*}} = mw.layer_norm {{.*}}, %arg26, %arg27 : {{.*}} loc(#[[HEAD:loc[0-9]*]])
-// CHECK-NEXT: %[[LOGITS:.*]] = mw.matmul %[[LNF]], %arg0 {transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32>
-// CHECK-NEXT: %[[FLAT:.*]] = mw.reshape %[[LOGITS]] : tensor<2x32x256xf32> -> tensor<64x256xf32> loc(#[[LOSS:loc[0-9]*]])
-// CHECK-NEXT: %[[LABELS:.*]] = mw.reshape %arg29 : tensor<2x32xi32> -> tensor<64xi32>
-// CHECK-NEXT: %[[L:.*]] = mw.cross_entropy %[[FLAT]], %[[LABELS]] : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
+// CHECK:      %[[LNF:[^,]*]], {{.*}} = mw.layer_norm {{.*}}, %arg26, %arg27 {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[HEAD:loc[0-9]*]])
+// CHECK-NEXT: %[[LOGITS:.*]] = mw.matmul %[[LNF]], %arg0 {mw.layer = "{{[^"]+}}", transpose_rhs} : (tensor<2x32x64xf32>, tensor<256x64xf32>) -> tensor<2x32x256xf32>
+// CHECK-NEXT: %[[FLAT:.*]] = mw.reshape %[[LOGITS]] {mw.layer = "{{[^"]+}}"} : tensor<2x32x256xf32> -> tensor<64x256xf32> loc(#[[LOSS:loc[0-9]*]])
+// CHECK-NEXT: %[[LABELS:.*]] = mw.reshape %arg29 {mw.layer = "{{[^"]+}}"} : tensor<2x32xi32> -> tensor<64xi32>
+// CHECK-NEXT: %[[L:.*]] = mw.cross_entropy %[[FLAT]], %[[LABELS]] {mw.layer = "{{[^"]+}}"} : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
 // CHECK-NEXT: return %[[L]] : tensor<f32>
 
 // CHECK-DAG: #[[EMB]] = loc("embeddings")
@@ -97,4 +97,4 @@
 // BF16-SAME: -> (tensor<f32> {mw.name = "loss"
 // BF16:      mw.layer_norm {{.*}} -> (tensor<2x32x64xbf16>, tensor<2x32xf32>, tensor<2x32xf32>)
 // BF16:      mw.attention {{.*}} -> (tensor<2x4x32x16xbf16>, tensor<2x4x32xf32>)
-// BF16:      mw.cross_entropy {{.*}} : (tensor<64x256xbf16>, tensor<64xi32>) -> tensor<f32>
+// BF16:      mw.cross_entropy {{.*}} {mw.layer = "{{[^"]+}}"} : (tensor<64x256xbf16>, tensor<64xi32>) -> tensor<f32>

@@ -23,17 +23,17 @@
 // GPT: mw-models gpt --layers 2 --hidden 64 --heads 4 --ffn 256 --seq 32 --batch 2 --vocab 256 --dtype f32 --attention unfused
 // GPT: dtype=f32 attention=unfused
 // GPT-LABEL: func.func @forward(
-// GPT:         %[[MASK:.*]] = mw.constant dense<{{.*}}> : tensor<32x32xf32> loc(#[[MASK_LOC:loc[0-9]*]])
+// GPT:         %[[MASK:.*]] = mw.constant {mw.layer = "{{[^"]+}}"} dense<{{.*}}> : tensor<32x32xf32> loc(#[[MASK_LOC:loc[0-9]*]])
 // GPT-NEXT:    mw.embedding
 // GPT-NOT:     mw.attention
-// GPT:         %[[S:.*]] = mw.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0:loc[0-9]*]])
-// GPT-NEXT:    %[[SCALE:.*]] = mw.splat 2.500000e-01 : tensor<f32> loc(#[[ATTN0]])
-// GPT-NEXT:    %[[X:.*]] = mw.mul %[[S]], %[[SCALE]] : (tensor<2x4x32x32xf32>, tensor<f32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0]])
-// GPT-NEXT:    %[[M:.*]] = mw.add %[[X]], %[[MASK]] : (tensor<2x4x32x32xf32>, tensor<32x32xf32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0]])
-// GPT-NEXT:    %[[P:.*]] = mw.softmax %[[M]] axis = 3 : tensor<2x4x32x32xf32> loc(#[[ATTN0]])
-// GPT-NEXT:    mw.matmul %[[P]], %{{.*}} : (tensor<2x4x32x32xf32>, tensor<2x4x32x16xf32>) -> tensor<2x4x32x16xf32> loc(#[[ATTN0]])
+// GPT:         %[[S:.*]] = mw.matmul %{{.*}}, %{{.*}} {mw.layer = "{{[^"]+}}", transpose_rhs} : (tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0:loc[0-9]*]])
+// GPT-NEXT:    %[[SCALE:.*]] = mw.splat 2.500000e-01 {mw.layer = "{{[^"]+}}"} : tensor<f32> loc(#[[ATTN0]])
+// GPT-NEXT:    %[[X:.*]] = mw.mul %[[S]], %[[SCALE]] {mw.layer = "{{[^"]+}}"} : (tensor<2x4x32x32xf32>, tensor<f32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0]])
+// GPT-NEXT:    %[[M:.*]] = mw.add %[[X]], %[[MASK]] {mw.layer = "{{[^"]+}}"} : (tensor<2x4x32x32xf32>, tensor<32x32xf32>) -> tensor<2x4x32x32xf32> loc(#[[ATTN0]])
+// GPT-NEXT:    %[[P:.*]] = mw.softmax %[[M]] axis = 3 {mw.layer = "{{[^"]+}}"} : tensor<2x4x32x32xf32> loc(#[[ATTN0]])
+// GPT-NEXT:    mw.matmul %[[P]], %{{.*}} {mw.layer = "{{[^"]+}}"} : (tensor<2x4x32x32xf32>, tensor<2x4x32x16xf32>) -> tensor<2x4x32x16xf32> loc(#[[ATTN0]])
 // The second layer adds the same mask.
-// GPT:         mw.add %{{.*}}, %[[MASK]] : {{.*}} loc(#[[ATTN1:loc[0-9]*]])
+// GPT:         mw.add %{{.*}}, %[[MASK]] {mw.layer = "{{[^"]+}}"} : {{.*}} loc(#[[ATTN1:loc[0-9]*]])
 // GPT-NOT:     mw.attention
 // GPT-DAG:     #[[MASK_LOC]] = loc("causal_mask")
 // GPT-DAG:     #[[ATTN0]] = loc("h.0.attn")
@@ -43,23 +43,23 @@
 
 // LLAMA-LABEL: func.func @forward(
 // LLAMA-NOT:     mw.attention
-// LLAMA:         mw.add %{{.*}}, %{{.*}} : (tensor<2x4x32x32xf32>, tensor<32x32xf32>) -> tensor<2x4x32x32xf32>
+// LLAMA:         mw.add %{{.*}}, %{{.*}} {mw.layer = "{{[^"]+}}"} : (tensor<2x4x32x32xf32>, tensor<32x32xf32>) -> tensor<2x4x32x32xf32>
 // LLAMA-NEXT:    mw.softmax
 // LLAMA-NOT:     mw.attention
 // LLAMA:         loc("model.layers.0.self_attn")
 
 // BERT-LABEL: func.func @forward(
-// BERT-NOT:      mw.constant
+// BERT-NOT:      mw.constant {mw.layer = "{{[^"]+}}"}
 // BERT-NOT:      mw.attention
-// BERT:          mw.mul %{{.*}}, %{{.*}} : (tensor<2x4x32x32xf32>, tensor<f32>) -> tensor<2x4x32x32xf32>
+// BERT:          mw.mul %{{.*}}, %{{.*}} {mw.layer = "{{[^"]+}}"} : (tensor<2x4x32x32xf32>, tensor<f32>) -> tensor<2x4x32x32xf32>
 // BERT-NEXT:     mw.softmax
-// BERT-NOT:      mw.constant
+// BERT-NOT:      mw.constant {mw.layer = "{{[^"]+}}"}
 // BERT-NOT:      mw.attention
 // BERT:          loc("bert.encoder.layer.0.attention")
 
-// BF16: mw.constant dense<{{.*}}> : tensor<32x32xbf16>
-// BF16: mw.splat 2.500000e-01 : tensor<bf16>
-// BF16: mw.softmax %{{.*}} axis = 3 : tensor<2x4x32x32xbf16>
+// BF16: mw.constant {mw.layer = "{{[^"]+}}"} dense<{{.*}}> : tensor<32x32xbf16>
+// BF16: mw.splat 2.500000e-01 {mw.layer = "{{[^"]+}}"} : tensor<bf16>
+// BF16: mw.softmax %{{.*}} axis = 3 {mw.layer = "{{[^"]+}}"} : tensor<2x4x32x32xbf16>
 
 // MLP: mw-models: error: --attention does not apply to the mlp family
 

@@ -49,7 +49,8 @@
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=K
 // K: mw-remat: k must be >= 1, got 0
 
-// A step without layer locations cannot be split into blocks.
-// RUN: mw-opt %t.mlir -mlir-print-debuginfo | sed -e 's/loc("h\.[0-9]*\.[a-z]*")/loc("x")/' > %t.noloc.mlir
+// A step without layer locations and without mw.layer attributes cannot be
+// split into blocks.
+// RUN: mw-opt %t.mlir -mlir-print-debuginfo | sed -e 's/loc("h\.[0-9]*\.[a-z]*")/loc("x")/' -e 's/mw\.layer = /not_a_layer = /g' > %t.noloc.mlir
 // RUN: not mw-opt %t.noloc.mlir --mw-remat=strategy=every-k -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBLOCKS
 // NOBLOCKS: mw-remat: strategy=every-k needs transformer blocks, named by op locations with a layer index (loc("h.0.attn"), loc("model.layers.0.mlp")); @train_step has none

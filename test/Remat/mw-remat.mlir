@@ -21,9 +21,9 @@
 // ALL-SAME: mw.remat.strategy = "all"
 // ALL: %[[LOSS:.*]] = mw.cross_entropy %
 // ALL-NEXT: %[[SEED:.*]] = mw.splat 1.0
-// ALL-NEXT: mw.embedding %arg0, %arg85 {mw.recompute}
-// ALL: %[[LOGITS:.*]] = mw.reshape %{{.*}} {mw.recompute} : tensor<2x32x256xf32> -> tensor<64x256xf32>
-// ALL-NEXT: %[[LABELS:.*]] = mw.reshape %arg86 {mw.recompute}
+// ALL-NEXT: mw.embedding %arg0, %arg85 {mw.layer = "embeddings", mw.recompute}
+// ALL: %[[LOGITS:.*]] = mw.reshape %{{.*}} {mw.layer = "loss", mw.recompute} : tensor<2x32x256xf32> -> tensor<64x256xf32>
+// ALL-NEXT: %[[LABELS:.*]] = mw.reshape %arg86 {mw.layer = "loss", mw.recompute}
 // ALL-NEXT: mw.cross_entropy_grad %[[LOGITS]], %[[LABELS]], %[[SEED]]
 
 // The memory report sees fewer saved activations.

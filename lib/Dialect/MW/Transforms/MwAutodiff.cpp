@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Analysis/StepStructure.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 
@@ -23,6 +24,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
@@ -165,6 +167,25 @@ LogicalResult MwAutodiffPass::backward(OpBuilder &b, ArrayRef<Operation *> ops,
   if (!active.contains(loss))
     return success(); // nothing reaches the loss; callers warn per param
 
+  // The ops a gradient rule builds (and the sums of the gradients it
+  // returns) carry the layer of the op it differentiates, so the step keeps
+  // its layer structure in the backward pass.
+  struct LayerListener : public OpBuilder::Listener {
+    OpBuilder::Listener *next = nullptr;
+    StringAttr layer;
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint previous) override {
+      if (layer && !op->hasAttr(kLayerAttrName))
+        op->setAttr(kLayerAttrName, layer);
+      if (next)
+        next->notifyOperationInserted(op, previous);
+    }
+  } layers;
+  layers.next = b.getListener();
+  b.setListener(&layers);
+  auto restoreListener =
+      llvm::make_scope_exit([&] { b.setListener(layers.next); });
+
   DenseMap<Value, Value> local;
   auto accumulate = [&](Value v, Value g) {
     auto it = local.find(v);
@@ -190,6 +211,7 @@ LogicalResult MwAutodiffPass::backward(OpBuilder &b, ArrayRef<Operation *> ops,
         op->getOperands(), [&](Value v) { return active.contains(v); });
     if (!needsOperandGrad)
       continue;
+    layers.layer = op->getAttrOfType<StringAttr>(kLayerAttrName);
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule)
       return op->emitOpError("lies on the path from the parameters to the "
@@ -201,6 +223,7 @@ LogicalResult MwAutodiffPass::backward(OpBuilder &b, ArrayRef<Operation *> ops,
       if (g && active.contains(v))
         accumulate(v, g);
   }
+  layers.layer = nullptr;
   for (Value v : wrt) {
     auto it = local.find(v);
     if (it == local.end())

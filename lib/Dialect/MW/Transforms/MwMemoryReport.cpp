@@ -2,14 +2,17 @@
 //
 // Reports, per function, where a step's memory goes: bytes per role of the
 // arguments and results, the parameter count, the op count, FLOPs and bytes
-// moved (CostOpInterface), and the activation bytes a naive execution keeps.
+// moved (CostOpInterface), the activation bytes a naive execution keeps, and
+// the saved activations by the same definition --mw-remat plans with
+// (memwall/Analysis/StepStructure.h).
 // The JSON form is a stable interface: keys are only ever added.
 //
 //===----------------------------------------------------------------------===//
 
+#include "memwall/Analysis/BufferLiveness.h"
+#include "memwall/Analysis/StepStructure.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
-#include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Planning/Packer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,7 +22,6 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
 #include <optional>
@@ -252,57 +254,14 @@ std::string dtypeName(Type type) {
   return s;
 }
 
-/// The step's loss: the rank-0 float result with role output (named "loss"
-/// when several qualify).
-Value findLoss(FunctionOpInterface func) {
-  Operation *ret = func.getFunctionBody().front().getTerminator();
-  Value best;
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto role = dyn_cast_or_null<RoleAttr>(
-        func.getResultAttr(i, MWDialect::kRoleAttrName));
-    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
-    if (!role || role.getValue() != Role::output || !type ||
-        type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
-      continue;
-    auto name = dyn_cast_or_null<StringAttr>(
-        func.getResultAttr(i, MWDialect::kNameAttrName));
-    if (!best || (name && name.getValue() == "loss"))
-      best = ret->getOperand(i);
-  }
-  return best;
-}
-
-/// Values the backward pass needs from the forward pass: results of the ops
-/// the loss depends on that are used by other ops (the backward pass and the
-/// optimizer), function arguments excluded.
+/// The saved activations of the step (StepStructure.h: the forward values
+/// the backward pass and the optimizer read, the rule --mw-remat plans with).
 void countSavedActivations(FunctionOpInterface func, FunctionReport &r) {
-  Value loss = func.getFunctionBody().hasOneBlock() ? findLoss(func) : Value();
-  if (!loss || !loss.getDefiningOp())
-    return;
-  llvm::SmallPtrSet<Operation *, 32> forward;
-  SmallVector<Operation *> work{loss.getDefiningOp()};
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        work.push_back(def);
-  }
-  for (Operation &op : func.getFunctionBody().front()) {
-    if (!forward.contains(&op))
-      continue;
-    for (Value v : op.getResults()) {
-      bool usedLater = llvm::any_of(v.getUsers(), [&](Operation *user) {
-        return !forward.contains(user) &&
-               !user->hasTrait<mlir::OpTrait::IsTerminator>();
-      });
-      if (!usedLater)
-        continue;
-      int64_t bytes = mw::detail::tensorBytes(v.getType());
-      r.savedActivationBytes += bytes;
-      r.bytesByDtype["saved_activation"][dtypeName(v.getType())] += bytes;
-    }
+  StepStructure step(func);
+  for (Value v : step.saved) {
+    int64_t bytes = mw::detail::tensorBytes(v.getType());
+    r.savedActivationBytes += bytes;
+    r.bytesByDtype["saved_activation"][dtypeName(v.getType())] += bytes;
   }
 }
 

@@ -21,7 +21,11 @@ def MW_Dialect : Dialect {
     Ops with value semantics on statically shaped builtin tensors (f32, f16,
     bf16; i32 and i64 for indices and labels). A model step is a `func.func`
     whose arguments and results carry a role (`mw.role = #mw.role<param>`) and
-    optionally a stable name (`mw.name = "h.0.attn.c_attn.weight"`).
+    optionally a stable name (`mw.name = "h.0.attn.c_attn.weight"`). An op
+    may carry the discardable attribute `mw.layer = "h.0.attn"`, the module
+    path of the layer it belongs to (mw-models and `--mw-autodiff` set it;
+    passes that need the layer structure read it before the op's location,
+    and it survives printing without debug info).
 
     Every op has a verifier, a cost (`CostOpInterface`: FLOPs and bytes read and
     written), reference semantics in `mw-eval`, and is designed so that

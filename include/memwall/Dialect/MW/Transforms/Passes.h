@@ -7,6 +7,8 @@
 #ifndef MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_H
 #define MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_H
 
+#include "memwall/Dialect/MW/Transforms/RematStrategy.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

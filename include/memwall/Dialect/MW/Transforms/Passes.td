@@ -210,8 +210,9 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     its backward uses, or drops it and recomputes it from kept values right
     before its first backward use, by cloning the (pure) forward ops of its
     recompute chain and rewiring its backward uses to the clone. Forward ops
-    are those the loss (the result named `loss`, else the first rank-0
-    float result) depends on; every other op of the step is backward or
+    are those the loss depends on (a rank-0 float result with role
+    `output` or none, the one named `loss` first; see
+    memwall/Analysis/StepStructure.h); every other op of the step is backward or
     optimizer. Nothing the forward pass computes is erased, so the loss and
     every other output are bit-identical to the unrematerialized step.
 
@@ -227,7 +228,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
 
     Strategies: `none` (keep every saved activation), `all` (keep only the
     function's arguments), `every-k` (keep the outputs of every `k`-th
-    transformer block, blocks named by `loc("h.N...")`-style locations),
+    transformer block, blocks named by `mw.layer = "h.N..."` attributes or,
+    without them, `loc("h.N...")`-style locations),
     `sqrt` (Chen et al. 2016: every ceil(sqrt(n))-th of the n articulation
     values of the forward chain), `selective` (Megatron-LM's selective
     recompute: in attention regions, `*.attn` or `*.attention`, drop the
@@ -254,8 +256,26 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     with the figures and the solve time.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "auto, none, all, every-k, sqrt, selective or optimal">,
+    Option<"strategy", "strategy", "::mlir::mw::RematStrategy",
+           /*default=*/"::mlir::mw::RematStrategy::Auto",
+           "How the kept saved activations are chosen: auto, none, all, "
+           "every-k, sqrt, selective or optimal",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::mw::RematStrategy::Auto, "auto",
+                        "none without a budget, else the cheapest candidate "
+                        "that fits"),
+             clEnumValN(::mlir::mw::RematStrategy::None, "none",
+                        "keep every saved activation"),
+             clEnumValN(::mlir::mw::RematStrategy::All, "all",
+                        "keep none; recompute from the arguments"),
+             clEnumValN(::mlir::mw::RematStrategy::EveryK, "every-k",
+                        "keep the outputs of every k-th transformer block"),
+             clEnumValN(::mlir::mw::RematStrategy::Sqrt, "sqrt",
+                        "every ceil(sqrt(n))-th articulation value"),
+             clEnumValN(::mlir::mw::RematStrategy::Selective, "selective",
+                        "drop the core attention (Megatron-LM)"),
+             clEnumValN(::mlir::mw::RematStrategy::Optimal, "optimal",
+                        "Checkmate's MILP; needs a budget"))}]>,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
            "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "

@@ -1,0 +1,101 @@
+//===- StepStructure.h - Loss, forward pass, saved activations --*- C++ -*-===//
+//
+// What a training step is made of, defined once for every pass that needs it
+// (--mw-remat plans on it, --mw-memory-report counts from it): the loss, the
+// forward pass (the ops the loss depends on), the saved activations (forward
+// values the backward pass or the optimizer reads), and the layer each op
+// belongs to. The layer comes from the `mw.layer` discardable attribute that
+// mw-models and --mw-autodiff write, which survives printing without debug
+// info, and falls back to the op's NameLoc for hand-written or imported IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_STEPSTRUCTURE_H
+#define MEMWALL_ANALYSIS_STEPSTRUCTURE_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir::mw {
+
+/// The discardable op attribute naming the module an op belongs to: a
+/// StringAttr with the dotted path the generator and the importer use for
+/// parameter names (`"h.3.attn"`, `"model.layers.0.mlp"`, `"lm_head"`,
+/// `"loss"`). The transformer block is the prefix up to the first all-digit
+/// component (`h.3`); what follows names the part of the block (`attn`).
+/// Backward ops carry the layer of the forward op they differentiate, and
+/// recompute clones keep it. It is never part of the runtime plan.
+inline constexpr llvm::StringLiteral kLayerAttrName = "mw.layer";
+
+/// The layer path of `op`: its `mw.layer` attribute, else the name of its
+/// NameLoc (looking through fused and call-site locations), else "".
+std::string getLayerPath(Operation *op);
+
+/// The name of location `loc`: its NameLoc's, looking through fused and
+/// call-site locations; "" when it has none.
+std::string getLocationName(Location loc);
+
+/// The transformer block of a layer path and what follows it: the prefix up
+/// to the first all-digit component ("h.0.attn" -> "h.0", "attn";
+/// "model.layers.3.mlp" -> "model.layers.3", "mlp"); nullopt outside blocks
+/// ("lm_head").
+std::optional<std::pair<std::string, std::string>>
+splitLayerPath(llvm::StringRef path);
+
+/// The loss of a step: a rank-0 float tensor result whose `mw.role` is
+/// `output` or absent (a scalar with another role is state: a gradient, an
+/// updated parameter, a loss scale). Among those, the first named `loss`
+/// (`mw.name`); else the first with role `output`; else the first without a
+/// role (hand-written steps). Null when there is none, or the function has no
+/// single-block body.
+Value findLoss(FunctionOpInterface func);
+
+/// The forward/backward split of a single-block step and its saved
+/// activations. Built from the IR alone, so it can be rebuilt on a copy of
+/// the module and give the same lists in the same order.
+struct StepStructure {
+  explicit StepStructure(Operation *funcOp);
+
+  FunctionOpInterface func;
+  /// The entry block; null when the function has no body or several blocks.
+  Block *body = nullptr;
+  /// See findLoss; null when there is none.
+  Value loss;
+  /// The ops of the entry block the loss depends on through operands (the
+  /// forward pass), in block order.
+  llvm::DenseSet<Operation *> forward;
+  SmallVector<Operation *> forwardOps;
+  /// The position of each op of the entry block.
+  llvm::DenseMap<Operation *, int64_t> position;
+  /// Saved activations: results of forward ops with a backward use (a use by
+  /// a top-level op outside the forward pass that is not the terminator, the
+  /// optimizer included), in op order. Function arguments are not among them.
+  SmallVector<Value> saved;
+  /// Saved values that must stay alive (no pass may recompute them):
+  /// returned, or defined by an op with memory effects.
+  llvm::BitVector forced;
+
+  /// True when the step has a body, a loss computed in it, and a forward pass.
+  bool hasLoss() const { return body && loss && loss.getDefiningOp(); }
+  /// The op of the entry block that holds `op` (a use inside a region counts
+  /// at its top-level op).
+  Operation *topLevel(Operation *op) const {
+    return body->findAncestorOpInBlock(*op);
+  }
+  /// Whether `use` is by the backward pass or the optimizer.
+  bool isBackwardUse(OpOperand &use) const;
+};
+
+} // namespace mlir::mw
+
+#endif // MEMWALL_ANALYSIS_STEPSTRUCTURE_H

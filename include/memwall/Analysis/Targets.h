@@ -1,0 +1,80 @@
+//===- Targets.h - Roofline targets and op costs ----------------*- C++ -*-===//
+//
+// The named machines passes price work on (DESIGN.md decision 10): peak dense
+// compute, memory bandwidth and device memory of h200 (the default), h100,
+// a100 and a nominal cpu, and the roofline time of an op, the slower of its
+// FLOPs at peak compute and its bytes moved at full bandwidth, from the
+// CostOpInterface every mw op implements. CostModel is the same figures as an
+// analysis over a function or module (`getAnalysis<CostModel>()`), so a pass
+// that prices recompute, offload or communication reads one table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_ANALYSIS_TARGETS_H
+#define MEMWALL_ANALYSIS_TARGETS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::mw {
+
+/// A roofline: peak dense compute and memory bandwidth; and the device
+/// memory a `budget=auto` plans for (0: none, as on the host).
+struct Target {
+  llvm::StringRef name;
+  double flopsPerSecond;
+  double bytesPerSecond;
+  int64_t memoryBytes;
+
+  /// Seconds `op` takes by the roofline: the slower of compute and memory
+  /// traffic; 0 for an op without a cost (constants, views, terminators).
+  double getSeconds(Operation *op) const;
+};
+
+/// Every known target, the default (h200) first.
+llvm::ArrayRef<Target> getTargets();
+
+/// The target named `name`, or null.
+const Target *lookupTarget(llvm::StringRef name);
+
+/// The default target, h200.
+const Target &getDefaultTarget();
+
+/// The target names for diagnostics: "h200, h100, a100 or cpu".
+std::string getTargetNames();
+
+/// FLOPs of `op` by its CostOpInterface, 0 without one.
+int64_t getOpFlops(Operation *op);
+
+/// Bytes `op` reads and writes by its CostOpInterface, 0 without one.
+int64_t getOpBytesMoved(Operation *op);
+
+/// FLOPs and roofline seconds of the ops of a function (or of any op with
+/// regions) on one target: per op and summed over the top-level ops of its
+/// regions (a kernel's cost is its body's, counted once at the kernel).
+/// Constructible from an `Operation *` on the default target, so a pass
+/// fetches it with `getAnalysis<CostModel>()`.
+class CostModel {
+public:
+  explicit CostModel(Operation *root);
+  CostModel(Operation *root, const Target &target);
+
+  const Target &getTarget() const { return *target; }
+  int64_t getFlops(Operation *op) const { return getOpFlops(op); }
+  double getSeconds(Operation *op) const { return target->getSeconds(op); }
+  int64_t getTotalFlops() const { return totalFlops; }
+  double getTotalSeconds() const { return totalSeconds; }
+
+private:
+  const Target *target;
+  int64_t totalFlops = 0;
+  double totalSeconds = 0.0;
+};
+
+} // namespace mlir::mw
+
+#endif // MEMWALL_ANALYSIS_TARGETS_H

@@ -1,0 +1,329 @@
+//===- RematGraph.cpp - The step of --mw-remat as arrays ------------------===//
+//
+// Builds the integer copy of a training step, plans the clones of a kept
+// set, applies them to the IR and simulates the arena a plan needs
+// (RematGraph.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RematGraph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::mw;
+using namespace mlir::mw::remat;
+
+StepGraph::StepGraph(const StepStructure &info, const Target &target,
+                     bool flopsCost) {
+  for (BlockArgument arg : info.body->getArguments())
+    idOf(arg);
+  for (Operation &op : *info.body) {
+    Node n;
+    n.op = &op;
+    for (Value v : op.getOperands())
+      n.operands.push_back(idOf(v));
+    n.numDirect = n.operands.size();
+    // Values from above read inside the op's regions count as its operands.
+    op.walk([&](Operation *inner) {
+      if (inner == &op)
+        return;
+      for (Value v : inner->getOperands())
+        if (!op.isAncestor(v.getParentBlock()->getParentOp()))
+          n.operands.push_back(idOf(v));
+    });
+    int id = nodes.size();
+    for (Value r : op.getResults()) {
+      n.results.push_back(idOf(r));
+      vals[n.results.back()].def = id;
+    }
+    bool update = isa<AdamWOp, SgdOp, LossScaleUpdateOp>(op);
+    for (unsigned r = 0; r < op.getNumResults(); ++r) {
+      std::optional<unsigned> t = getInPlaceOperand(&op, r);
+      n.tied.push_back(update && t ? static_cast<int>(*t) : -1);
+      n.inPlace.push_back(!update && t);
+    }
+    n.forward = info.forward.contains(&op);
+    n.terminator = op.hasTrait<mlir::OpTrait::IsTerminator>();
+    n.view = isa<ReshapeOp>(op);
+    n.constant = op.hasTrait<mlir::OpTrait::ConstantLike>();
+    n.flops = getOpFlops(&op);
+    n.seconds = target.getSeconds(&op);
+    n.cost = flopsCost ? n.flops / target.flopsPerSecond : n.seconds;
+    nodes.push_back(std::move(n));
+  }
+  for (Value v : info.saved)
+    saved.push_back(ids.lookup(v));
+}
+
+RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
+                    const llvm::BitVector &keep, bool share) {
+  RematPlan plan;
+  std::vector<char> kept(g.vals.size(), 0);
+  struct Dropped {
+    int value;
+    int first, last;
+  };
+  SmallVector<Dropped> dropped;
+  for (auto [i, v] : llvm::enumerate(g.saved)) {
+    if (keep.test(i) || info.forced.test(i)) {
+      kept[v] = 1;
+      ++plan.kept;
+      continue;
+    }
+    dropped.push_back({v, INT_MAX, -1});
+  }
+  plan.dropped = dropped.size();
+  if (dropped.empty()) {
+    plan.numValues = g.vals.size();
+    return plan;
+  }
+  // First and last backward use of each dropped value.
+  llvm::DenseMap<int, unsigned> droppedIndex;
+  for (auto [i, d] : llvm::enumerate(dropped))
+    droppedIndex[d.value] = i;
+  for (auto [j, n] : llvm::enumerate(g.nodes)) {
+    if (!g.isBackward(j))
+      continue;
+    for (int v : n.operands) {
+      auto it = droppedIndex.find(v);
+      if (it == droppedIndex.end())
+        continue;
+      Dropped &d = dropped[it->second];
+      d.first = std::min<int>(d.first, j);
+      d.last = std::max<int>(d.last, j);
+    }
+  }
+  std::stable_sort(dropped.begin(), dropped.end(),
+                   [](const Dropped &a, const Dropped &b) {
+                     return a.first < b.first;
+                   });
+  std::vector<int> lastUse(g.vals.size(), -1);
+  for (const Dropped &d : dropped)
+    lastUse[d.value] = d.last;
+
+  /// A recomputed value and the last node index where it is live anyway.
+  struct Available {
+    int clone;
+    int liveUntil;
+  };
+  llvm::DenseMap<int, Available> available;
+  llvm::DenseSet<int> done;
+  int next = g.vals.size();
+  std::function<int(int, int, int)> materialize = [&](int v, int p,
+                                                      int wanted) -> int {
+    int def = g.vals[v].def;
+    if (def < 0 || !g.nodes[def].forward || kept[v])
+      return v;
+    auto it = available.find(v);
+    if (it != available.end() && it->second.liveUntil >= p)
+      return it->second.clone;
+    const StepGraph::Node &node = g.nodes[def];
+    RematPlan::Clone c;
+    c.node = def;
+    c.before = p;
+    for (unsigned o = 0; o < node.numDirect; ++o)
+      c.operands.push_back(materialize(node.operands[o], p, wanted));
+    c.firstResult = next;
+    next += node.results.size();
+    plan.flops += node.flops;
+    plan.seconds += node.seconds;
+    plan.cost += node.cost;
+    int result = -1;
+    for (auto [r, orig] : llvm::enumerate(node.results)) {
+      int copy = c.firstResult + r;
+      if (orig == v)
+        result = copy;
+      auto existing = available.find(orig);
+      if (existing != available.end() && existing->second.liveUntil >= p)
+        continue;
+      int liveUntil = p;
+      if (lastUse[orig] >= 0 && !done.contains(orig) &&
+          (share || orig == wanted))
+        liveUntil = lastUse[orig];
+      available[orig] = {copy, liveUntil};
+    }
+    plan.clones.push_back(std::move(c));
+    return result;
+  };
+  for (const Dropped &d : dropped) {
+    int r = materialize(d.value, d.first, d.value);
+    available[d.value] = {r, d.last};
+    done.insert(d.value);
+    plan.replace.push_back({d.value, r});
+  }
+  plan.numValues = next;
+  return plan;
+}
+
+void remat::applyPlan(const StepGraph &g, const RematPlan &plan) {
+  std::vector<Value> values(g.values);
+  values.resize(plan.numValues);
+  OpBuilder builder(g.nodes.front().op->getContext());
+  UnitAttr recompute = builder.getUnitAttr();
+  for (const RematPlan::Clone &c : plan.clones) {
+    Operation *def = g.nodes[c.node].op;
+    builder.setInsertionPoint(g.nodes[c.before].op);
+    IRMapping mapping;
+    for (auto [operand, id] : llvm::zip_equal(def->getOperands(), c.operands))
+      mapping.map(operand, values[id]);
+    Operation *clone = builder.clone(*def, mapping);
+    clone->setAttr("mw.recompute", recompute);
+    for (unsigned r = 0; r < clone->getNumResults(); ++r)
+      values[c.firstResult + r] = clone->getResult(r);
+  }
+  Block *body = g.nodes.front().op->getBlock();
+  llvm::DenseMap<Operation *, int> nodeOf;
+  for (auto [j, n] : llvm::enumerate(g.nodes))
+    nodeOf[n.op] = j;
+  for (auto [v, r] : plan.replace) {
+    for (OpOperand &use : llvm::make_early_inc_range(g.values[v].getUses())) {
+      Operation *top = body->findAncestorOpInBlock(*use.getOwner());
+      auto it = top ? nodeOf.find(top) : nodeOf.end();
+      if (it != nodeOf.end() && g.isBackward(it->second))
+        use.set(values[r]);
+    }
+  }
+}
+
+int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
+                      int64_t alignment,
+                      std::vector<int64_t> *profile) {
+  int numValues = plan.numValues;
+  std::vector<int> repl(g.vals.size(), -1);
+  for (auto [v, r] : plan.replace)
+    repl[v] = r;
+  // Value metadata for clone results.
+  auto valueOf = [&](int id) -> const StepGraph::Val & {
+    if (id < static_cast<int>(g.vals.size()))
+      return g.vals[id];
+    // A clone result: find its clone (clones are few; binary search).
+    auto it = std::upper_bound(
+        plan.clones.begin(), plan.clones.end(), id,
+        [](int x, const RematPlan::Clone &c) { return x < c.firstResult; });
+    const RematPlan::Clone &c = *std::prev(it);
+    return g.vals[g.nodes[c.node].results[id - c.firstResult]];
+  };
+  // Pass 1: positions, defs and last uses.
+  std::vector<int> def(numValues, -1), last(numValues, -1);
+  int pos = 0;
+  size_t ci = 0;
+  auto forEachOp = [&](auto &&fn) {
+    pos = 0;
+    ci = 0;
+    for (int j = 0, e = g.nodes.size(); j < e; ++j) {
+      for (; ci < plan.clones.size() && plan.clones[ci].before == j; ++ci, ++pos)
+        fn(g.nodes[plan.clones[ci].node], &plan.clones[ci], pos, false);
+      fn(g.nodes[j], nullptr, pos, g.isBackward(j));
+      ++pos;
+    }
+  };
+  auto operandAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
+                       bool backward, unsigned o) {
+    if (c)
+      return o < c->operands.size() ? c->operands[o] : n.operands[o];
+    int v = n.operands[o];
+    return backward && repl[v] >= 0 ? repl[v] : v;
+  };
+  auto resultAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
+                      unsigned r) {
+    return c ? c->firstResult + static_cast<int>(r) : n.results[r];
+  };
+  std::vector<char> returned(numValues, 0);
+  std::vector<int> nodeAt;
+  forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                bool backward) {
+    // -1 for a clone (`n` is then the forward node it copies).
+    nodeAt.push_back(c ? -1 : static_cast<int>(&n - g.nodes.data()));
+    for (unsigned o = 0; o < n.operands.size(); ++o) {
+      int v = operandAt(n, c, backward, o);
+      last[v] = p;
+      if (n.terminator)
+        returned[v] = 1;
+    }
+    for (unsigned r = 0; r < n.results.size(); ++r)
+      def[resultAt(n, c, r)] = p;
+  });
+  // Pass 2: buffers (union-find over aliasing values).
+  std::vector<int> parent(numValues);
+  for (int i = 0; i < numValues; ++i)
+    parent[i] = i;
+  std::function<int(int)> find = [&](int x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<int> start(numValues, 0), end(numValues, 0);
+  std::vector<char> outside(numValues, 0); // not in the arena
+  for (int i = 0, e = g.vals.size(); i < e; ++i)
+    if (g.vals[i].def < 0) {
+      outside[i] = 1;
+      end[i] = last[i];
+    }
+  auto join = [&](int r, int into) {
+    int root = find(into);
+    parent[r] = root;
+    end[root] = std::max(end[root], std::max(last[r], def[r]));
+    outside[root] |= returned[r];
+  };
+  forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                bool backward) {
+    for (unsigned ri = 0; ri < n.results.size(); ++ri) {
+      int r = resultAt(n, c, ri);
+      if (n.view && n.numDirect > 0) {
+        join(r, operandAt(n, c, backward, 0));
+        continue;
+      }
+      if (n.tied[ri] >= 0) {
+        join(r, operandAt(n, c, backward, n.tied[ri]));
+        continue;
+      }
+      bool joined = false;
+      if (n.inPlace[ri]) {
+        Type type = valueOf(r).type;
+        for (unsigned o = 0; o < n.numDirect && !joined; ++o) {
+          int u = operandAt(n, c, backward, o);
+          int root = find(u);
+          if (valueOf(u).type != type || outside[root] || end[root] > p)
+            continue;
+          join(r, u);
+          joined = true;
+        }
+      }
+      if (joined)
+        continue;
+      start[r] = p;
+      end[r] = std::max(last[r], p);
+      outside[r] = n.constant || returned[r];
+    }
+  });
+  std::vector<int64_t> delta(pos + 2, 0);
+  for (int i = 0; i < numValues; ++i) {
+    if (parent[i] != i || outside[i] || def[i] < 0)
+      continue;
+    int64_t bytes = valueOf(i).bytes;
+    bytes = (bytes + alignment - 1) / alignment * alignment;
+    delta[start[i]] += bytes;
+    delta[end[i] + 1] -= bytes;
+  }
+  // The profile is per op of the original step: the most live bytes at the
+  // op or at the clones inserted before it.
+  int64_t live = 0, peak = 0, sinceLastNode = 0;
+  if (profile)
+    profile->assign(g.nodes.size(), 0);
+  for (int p = 0; p < pos; ++p) {
+    live += delta[p];
+    peak = std::max(peak, live);
+    sinceLastNode = std::max(sinceLastNode, live);
+    if (profile && nodeAt[p] >= 0) {
+      (*profile)[nodeAt[p]] = sinceLastNode;
+      sinceLastNode = 0;
+    }
+  }
+  return peak;
+}

@@ -1,0 +1,179 @@
+//===- RematGraph.h - The step of --mw-remat as arrays ----------*- C++ -*-===//
+//
+// Private to --mw-remat (MwRemat.cpp, RematMilp.cpp): the training step as
+// integer-indexed ops and values (StepGraph), the clones a kept set implies
+// (RematPlan, planRemat), their application to the IR (applyPlan), the
+// arena a plan needs by the arena's own rules (simulateArena), and where each
+// saved value is used (SavedUses). Candidates are planned and simulated here
+// without touching the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATGRAPH_H
+#define MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATGRAPH_H
+
+#include "memwall/Analysis/StepStructure.h"
+#include "memwall/Analysis/Targets.h"
+#include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+namespace mlir::mw::remat {
+
+/// The arena alignment --mw-static-arena uses by default, which the
+/// simulation rounds buffers to.
+constexpr int64_t kAlignment = 256;
+
+/// The step's ops and values with integer ids, so that candidate kept sets
+/// can be planned and simulated without touching the IR. Built the same way
+/// from a copy of the module, it gives the same ids.
+struct StepGraph {
+  struct Node {
+    Operation *op = nullptr;
+    /// Value ids the op reads: its operands first (`numDirect` of them),
+    /// then values from above read inside its regions.
+    SmallVector<int> operands;
+    unsigned numDirect = 0;
+    SmallVector<int> results;
+    /// Per result: the operand index an optimizer update writes in place
+    /// (-1 for none), and whether --mw-form-kernels may give the result a
+    /// dying operand's buffer (elementwise ops).
+    SmallVector<int> tied;
+    SmallVector<bool> inPlace;
+    bool forward = false, terminator = false, view = false, constant = false;
+    int64_t flops = 0;
+    double seconds = 0.0;
+    /// What the strategies minimize: `seconds`, or with cost=flops the
+    /// FLOPs at the target's peak compute.
+    double cost = 0.0;
+  };
+  struct Val {
+    int64_t bytes = 0;
+    int def = -1; ///< node id, -1 for a function argument
+    Type type;
+  };
+  std::vector<Node> nodes;
+  std::vector<Val> vals;
+  std::vector<Value> values;
+  llvm::DenseMap<Value, int> ids;
+  /// The value id of each of StepInfo::saved, and which ids are saved.
+  SmallVector<int> saved;
+
+  StepGraph(const StepStructure &info, const Target &target, bool flopsCost);
+  bool isBackward(int node) const {
+    return !nodes[node].forward && !nodes[node].terminator;
+  }
+  int idOf(Value v) {
+    auto [it, inserted] = ids.try_emplace(v, static_cast<int>(vals.size()));
+    if (inserted) {
+      Val val;
+      val.type = v.getType();
+      val.bytes = isa<ShapedType>(v.getType()) ? mw::detail::tensorBytes(v.getType()) : 0;
+      vals.push_back(val);
+      values.push_back(v);
+    }
+    return it->second;
+  }
+};
+
+/// The clones a kept set implies and the values that replace the dropped
+/// ones in the backward pass.
+struct RematPlan {
+  struct Clone {
+    int node;   ///< the forward node cloned
+    int before; ///< inserted right before this node (after earlier clones)
+    SmallVector<int> operands; ///< value ids of its direct operands
+    int firstResult;           ///< id of its first result; the rest follow
+  };
+  std::vector<Clone> clones;
+  /// (dropped saved value, the value its backward uses read instead).
+  SmallVector<std::pair<int, int>> replace;
+  int numValues = 0;
+  int64_t kept = 0, dropped = 0, flops = 0;
+  double seconds = 0.0, cost = 0.0;
+};
+
+
+/// Keeps the saved values whose bit is set in `keep` (and the forced ones)
+/// and recomputes the others, each right before its first backward use, by
+/// cloning its recompute chain. `share`: a dropped value recomputed inside
+/// another value's chain serves its own backward uses too (a checkpointed
+/// segment is recomputed once, as torch.utils.checkpoint does); without it
+/// only clones still live anyway are reused.
+RematPlan planRemat(const StepGraph &g, const StepStructure &info,
+                    const llvm::BitVector &keep, bool share);
+
+/// Applies `plan` (made on a graph of this very function) to the IR.
+void applyPlan(const StepGraph &g, const RematPlan &plan);
+
+/// The arena a plan needs, by the rules of the real pipeline on the
+/// rewritten program: one buffer per value, except that a reshape is a view
+/// of its operand, an optimizer update writes its state in place, and an
+/// elementwise op reuses an operand of its type whose buffer dies there (what
+/// --mw-form-kernels and One-Shot Bufferize do); arguments, returned values
+/// and constants are not in the arena. The peak of the live bytes (each
+/// buffer rounded up to `alignment`) is the packer's lower bound, which
+/// `best` reaches within 0.2% on training steps (docs/planner.md); the
+/// chosen plan is then measured with the real pipeline. `profile`, when
+/// given, receives the live bytes at each op of the original step (the most
+/// at the op or at the clones inserted before it).
+int64_t simulateArena(const StepGraph &g, const RematPlan &plan,
+                      int64_t alignment,
+                      std::vector<int64_t> *profile = nullptr);
+
+/// Where each saved value is used: its last forward use and its first and
+/// last backward use (op indices of the step), and which saved index a value
+/// id is (-1 for values that are not droppable saved values).
+struct SavedUses {
+  SmallVector<int> lastFwd, firstBwd, lastBwd;
+  std::vector<int> savedIndex;
+  std::vector<char> forcedValue;
+
+  SavedUses(const StepGraph &g, const StepStructure &info) {
+    unsigned n = g.saved.size();
+    savedIndex.assign(g.vals.size(), -1);
+    forcedValue.assign(g.vals.size(), 0);
+    for (auto [i, v] : llvm::enumerate(g.saved)) {
+      if (info.forced.test(i))
+        forcedValue[v] = 1;
+      else
+        savedIndex[v] = i;
+    }
+    lastFwd.assign(n, -1);
+    firstBwd.assign(n, INT_MAX);
+    lastBwd.assign(n, -1);
+    for (auto [j, node] : llvm::enumerate(g.nodes))
+      for (int v : node.operands) {
+        int i = savedIndex[v];
+        if (i < 0)
+          continue;
+        if (node.forward) {
+          lastFwd[i] = std::max<int>(lastFwd[i], j);
+        } else if (g.isBackward(j)) {
+          firstBwd[i] = std::min<int>(firstBwd[i], j);
+          lastBwd[i] = std::max<int>(lastBwd[i], j);
+        }
+      }
+  }
+  /// The first op at which saved value `i` is dead in the forward pass:
+  /// after its definition and its last forward use. Dropping it frees its
+  /// bytes from there to its first backward use.
+  int deadFrom(const StepGraph &g, unsigned i) const {
+    return std::max(lastFwd[i], g.vals[g.saved[i]].def) + 1;
+  }
+  /// Whether saved value `i`, when dropped, has its recomputed copy alive at
+  /// op `t` (recomputed earlier, not yet past its last use).
+  bool aliveAt(int i, int t) const { return firstBwd[i] < t && t <= lastBwd[i]; }
+};
+
+} // namespace mlir::mw::remat
+
+#endif // MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATGRAPH_H
