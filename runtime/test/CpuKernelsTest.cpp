@@ -258,7 +258,9 @@ KernelAttrs axis(int64_t v) {
 //===----------------------------------------------------------------------===//
 
 TEST(CpuKernels, OpNamesRoundTrip) {
-  EXPECT_EQ(kNumOpKinds, 51);
+  // That the table has a row for every op of the ODS is checked on the
+  // compiler side (test/unit/OpTableTest.cpp).
+  EXPECT_GT(kNumOpKinds, 0);
   for (int i = 0; i < kNumOpKinds; ++i) {
     auto kind = static_cast<OpKind>(i);
     OpKind parsed = OpKind::Constant;
