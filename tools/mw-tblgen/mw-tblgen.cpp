@@ -39,6 +39,7 @@ struct Param {
   ParamKind kind;
   std::string byDefault; ///< a C++ double literal
   std::string cases;     ///< enums: case names in value order, space-separated
+  bool required = false; ///< no default: the op must carry it
 };
 
 /// Everything the table says about one op.
@@ -108,6 +109,7 @@ Param paramOf(const Operator &op, const NamedAttribute &named) {
     }
     p.cases = join(names, " ");
     p.byDefault = "0";
+    p.required = !attr.hasDefaultValue() && !attr.isOptional();
     if (attr.hasDefaultValue()) {
       StringRef symbol = attr.getDefaultValue().rsplit("::").second;
       auto it = find_if(cases, [&](const EnumAttrCase &c) {
@@ -132,6 +134,7 @@ Param paramOf(const Operator &op, const NamedAttribute &named) {
                                      "' cannot be a formula parameter");
   }
   p.byDefault = "0";
+  p.required = !attr.hasDefaultValue() && !attr.isOptional() && def != "UnitAttr";
   if (attr.hasDefaultValue()) {
     StringRef v = attr.getDefaultValue().trim();
     p.byDefault = v == "true" ? "1" : v == "false" ? "0" : v.str();
@@ -330,13 +333,14 @@ inline bool parseOpKind(std::string_view name, OpKind &kind) {
 enum class ParamKind { Float, Int, Bool, Enum };
 
 /// One formula parameter: the attribute's name, kind, default (as a double:
-/// an enum's case number, a bool's 0 or 1) and, for enums, the case names in
-/// value order, space-separated.
+/// an enum's case number, a bool's 0 or 1), for enums the case names in value
+/// order, space-separated, and whether the op must carry it (no default).
 struct ParamSpec {
   const char *name;
   ParamKind kind;
   double byDefault;
   const char *cases;
+  bool required;
 };
 
 inline constexpr int kMaxFormulaParams = )"
@@ -371,7 +375,7 @@ inline const ElementwiseSpec *elementwiseSpec(OpKind kind) {
     for (auto [i, p] : enumerate(row.params))
       os << (i ? ", " : "") << "{\"" << p.name << "\", ParamKind::"
          << paramKindName(p.kind) << ", " << p.byDefault << ", \"" << p.cases
-         << "\"}";
+         << "\", " << (p.required ? "true" : "false") << "}";
     os << "}};\n    return &spec;\n  }\n";
   }
   os << "  default:\n    return nullptr;\n  }\n}\n\n";

@@ -162,13 +162,14 @@ inline bool parseOpKind(std::string_view name, OpKind &kind) {
 enum class ParamKind { Float, Int, Bool, Enum };
 
 /// One formula parameter: the attribute's name, kind, default (as a double:
-/// an enum's case number, a bool's 0 or 1) and, for enums, the case names in
-/// value order, space-separated.
+/// an enum's case number, a bool's 0 or 1), for enums the case names in value
+/// order, space-separated, and whether the op must carry it (no default).
 struct ParamSpec {
   const char *name;
   ParamKind kind;
   double byDefault;
   const char *cases;
+  bool required;
 };
 
 inline constexpr int kMaxFormulaParams = 4;
@@ -250,7 +251,7 @@ inline const ElementwiseSpec *elementwiseSpec(OpKind kind) {
     return &spec;
   }
   case OpKind::Gelu: {
-    static constexpr ElementwiseSpec spec{1, false, true, {"input", nullptr}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh"}}};
+    static constexpr ElementwiseSpec spec{1, false, true, {"input", nullptr}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh", false}}};
     return &spec;
   }
   case OpKind::ReluGrad: {
@@ -262,7 +263,7 @@ inline const ElementwiseSpec *elementwiseSpec(OpKind kind) {
     return &spec;
   }
   case OpKind::GeluGrad: {
-    static constexpr ElementwiseSpec spec{2, false, true, {"input", "grad_output"}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh"}}};
+    static constexpr ElementwiseSpec spec{2, false, true, {"input", "grad_output"}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh", false}}};
     return &spec;
   }
   default:

@@ -294,6 +294,8 @@ mwrt_status KernelCall::getFormulaParams(const ElementwiseSpec &spec,
   for (int i = 0; i < spec.numParams; ++i) {
     const ParamSpec &param = spec.params[i];
     double &p = params[i];
+    if (param.required && !has(param.name))
+      return fail("missing attribute '", param.name, "'");
     switch (param.kind) {
     case ParamKind::Float:
       MWRT_TRY(getFloat(param.name, p, param.byDefault));
