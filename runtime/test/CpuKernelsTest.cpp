@@ -726,6 +726,31 @@ TEST(CpuKernels, GeluBothForms) {
   EXPECT_EQ(r.f(0), erfForm(1));
 }
 
+TEST(CpuKernels, ClampAndItsGradient) {
+  Buf x = f32({5}, {-3, -1, 0.5, 1, NAN}), r = out(DType::F32, {5});
+  KernelAttrs bounds;
+  bounds.setFloat("min", -1.0).setFloat("max", 0.75);
+  EXPECT_OK(run(OpKind::Clamp, {&x}, {&r}, bounds));
+  EXPECT_EQ(r.f(0), -1.0f); // below min
+  EXPECT_EQ(r.f(1), -1.0f); // at min
+  EXPECT_EQ(r.f(2), 0.5f);  // inside
+  EXPECT_EQ(r.f(3), 0.75f); // above max
+  EXPECT_TRUE(std::isnan(r.f(4)));
+  // Without bounds the kernel refuses, as the verifier does.
+  EXPECT_TRUE(failsWith(run(OpKind::Clamp, {&x}, {&r}),
+                        "missing attribute 'min'"));
+  // min > max: every element is max, as torch.clamp.
+  KernelAttrs crossed;
+  crossed.setFloat("min", 2.0).setFloat("max", 1.0);
+  Buf y = f32({2}, {0, 5}), ry = out(DType::F32, {2});
+  EXPECT_OK(run(OpKind::Clamp, {&y}, {&ry}, crossed));
+  EXPECT_TRUE(sameFloats(ry, {1, 1}));
+  // The gradient passes where min <= x <= max.
+  Buf dy = f32({5}, {10, 20, 30, 40, 50}), dx = out(DType::F32, {5});
+  EXPECT_OK(run(OpKind::ClampGrad, {&x, &dy}, {&dx}, bounds));
+  EXPECT_TRUE(sameFloats(dx, {0, 20, 30, 0, 0}));
+}
+
 TEST(CpuKernels, UnaryRoundsToHalfTypes) {
   Buf x = f16({2}, {1, 2}), r = out(DType::F16, {2});
   EXPECT_OK(run(OpKind::Exp, {&x}, {&r}));

@@ -607,6 +607,23 @@ TEST_F(EvalTest, IntegerArithmetic) {
 // Elementwise unary ops and cast
 //===----------------------------------------------------------------------===//
 
+TEST_F(EvalTest, ClampHandChecked) {
+  func::FuncOp f = unaryFunc(
+      "%x: tensor<6xf32>",
+      "%r = mw.clamp %x {min = -1.0, max = 0.75} : tensor<6xf32>",
+      "tensor<6xf32>");
+  Tensor y = run1(f, {f32({6}, {-3, -1, 0, 0.5, 0.75, 2})});
+  expectExact(y, {-1, -1, 0, 0.5, 0.75, 0.75});
+  // min > max: max everywhere (torch.clamp); bf16 results are rounded.
+  func::FuncOp g = unaryFunc(
+      "%x: tensor<2xbf16>",
+      "%r = mw.clamp %x {min = 2.0, max = 0.1} : tensor<2xbf16>",
+      "tensor<2xbf16>");
+  Tensor z = run1(g, {Tensor::zeros(ElemKind::BF16, {2})});
+  EXPECT_EQ(z.f[0], roundToKind(ElemKind::BF16, 0.1f));
+  EXPECT_EQ(z.f[1], z.f[0]);
+}
+
 TEST_F(EvalTest, UnaryOpsAgainstDoubleFormulas) {
   struct Case {
     const char *op;
@@ -1858,6 +1875,8 @@ TEST_F(EvalFiniteDifferenceTest, ActivationGrads) {
       {"silu", "silu_grad", ""},
       {"gelu", "gelu_grad", ""},
       {"gelu", "gelu_grad", "{approximate = #mw.gelu_approximation<tanh>}"},
+      // Kinks at -1 and 1.25, both further from the points than the step.
+      {"clamp", "clamp_grad", "{min = -1.0, max = 1.25}"},
   };
   std::mt19937 rng(21);
   // Points away from relu's kink at 0 by more than the step.

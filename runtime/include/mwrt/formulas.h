@@ -275,6 +275,14 @@ template <typename T> MWRT_HD T gelu(T x, int64_t approximate) {
   return T(0.5) * x * (T(1) + merf(x * T(kInvSqrt2)));
 }
 
+/// torch.clamp: min(max(x, lo), hi); a NaN stays NaN.
+template <typename T> MWRT_HD T clamp(T x, double lo, double hi) {
+  if (isNaN(x))
+    return x;
+  T r = x < T(lo) ? T(lo) : x;
+  return r > T(hi) ? T(hi) : r;
+}
+
 //===----------------------------------------------------------------------===//
 // Activation derivatives: the *_grad ops compute dy * f'(x)
 //===----------------------------------------------------------------------===//
@@ -306,6 +314,10 @@ template <typename T> MWRT_HD T siluGrad(T x, T dy) {
 }
 template <typename T> MWRT_HD T geluGrad(T x, T dy, int64_t approximate) {
   return dy * geluDerivative(x, approximate);
+}
+/// torch.clamp's gradient: dy where min <= x <= max, else 0.
+template <typename T> MWRT_HD T clampGrad(T x, T dy, double lo, double hi) {
+  return x >= T(lo) && x <= T(hi) ? dy : T(0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,7 @@ enum class OpKind {
   Relu,
   Sigmoid,
   Silu,
+  Clamp,
   Gelu,
   Cast,
   Matmul,
@@ -60,6 +61,7 @@ enum class OpKind {
   ReluGrad,
   SiluGrad,
   GeluGrad,
+  ClampGrad,
   SoftmaxGrad,
   LogSoftmaxGrad,
   ReduceMaxGrad,
@@ -74,7 +76,7 @@ enum class OpKind {
   Select,
   LossScaleUpdate,
 };
-inline constexpr int kNumOpKinds = 51;
+inline constexpr int kNumOpKinds = 53;
 
 /// X(Kind, "mw.name", minOperands, maxOperands, minResults, maxResults, Alias,
 ///   "attribute names", Kernel): max -1 means variadic; Alias says whether a
@@ -99,6 +101,7 @@ inline constexpr int kNumOpKinds = 51;
   X(Relu, "mw.relu", 1, 1, 1, 1, InPlace, "", Elementwise) \
   X(Sigmoid, "mw.sigmoid", 1, 1, 1, 1, InPlace, "", Elementwise) \
   X(Silu, "mw.silu", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Clamp, "mw.clamp", 1, 1, 1, 1, InPlace, "min max", Elementwise) \
   X(Gelu, "mw.gelu", 1, 1, 1, 1, InPlace, "approximate", Elementwise) \
   X(Cast, "mw.cast", 1, 1, 1, 1, InPlace, "", Cast) \
   X(Matmul, "mw.matmul", 2, 2, 1, 1, None, "transpose_lhs transpose_rhs", Matmul) \
@@ -120,6 +123,7 @@ inline constexpr int kNumOpKinds = 51;
   X(ReluGrad, "mw.relu_grad", 2, 2, 1, 1, InPlace, "", Elementwise) \
   X(SiluGrad, "mw.silu_grad", 2, 2, 1, 1, InPlace, "", Elementwise) \
   X(GeluGrad, "mw.gelu_grad", 2, 2, 1, 1, InPlace, "approximate", Elementwise) \
+  X(ClampGrad, "mw.clamp_grad", 2, 2, 1, 1, InPlace, "min max", Elementwise) \
   X(SoftmaxGrad, "mw.softmax_grad", 2, 2, 1, 1, InPlace, "axis", SoftmaxGrad) \
   X(LogSoftmaxGrad, "mw.log_softmax_grad", 2, 2, 1, 1, InPlace, "axis", SoftmaxGrad) \
   X(ReduceMaxGrad, "mw.reduce_max_grad", 3, 3, 1, 1, None, "axes keepdims", ReduceMaxGrad) \
@@ -250,6 +254,10 @@ inline const ElementwiseSpec *elementwiseSpec(OpKind kind) {
     static constexpr ElementwiseSpec spec{1, false, true, {"input", nullptr}, 0, {}};
     return &spec;
   }
+  case OpKind::Clamp: {
+    static constexpr ElementwiseSpec spec{1, false, true, {"input", nullptr}, 2, {{"min", ParamKind::Float, 0, "", true}, {"max", ParamKind::Float, 0, "", true}}};
+    return &spec;
+  }
   case OpKind::Gelu: {
     static constexpr ElementwiseSpec spec{1, false, true, {"input", nullptr}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh", false}}};
     return &spec;
@@ -264,6 +272,10 @@ inline const ElementwiseSpec *elementwiseSpec(OpKind kind) {
   }
   case OpKind::GeluGrad: {
     static constexpr ElementwiseSpec spec{2, false, true, {"input", "grad_output"}, 1, {{"approximate", ParamKind::Enum, 0, "erf tanh", false}}};
+    return &spec;
+  }
+  case OpKind::ClampGrad: {
+    static constexpr ElementwiseSpec spec{2, false, true, {"input", "grad_output"}, 2, {{"min", ParamKind::Float, 0, "", true}, {"max", ParamKind::Float, 0, "", true}}};
     return &spec;
   }
   default:
@@ -296,6 +308,8 @@ MWRT_HD T applyUnaryFormula(OpKind kind, T x, const double *p) {
     return formulas::sigmoid(x);
   case OpKind::Silu:
     return formulas::silu(x);
+  case OpKind::Clamp:
+    return formulas::clamp(x, p[0], p[1]);
   case OpKind::Gelu:
     return formulas::gelu(x, static_cast<int64_t>(p[0]));
   default:
@@ -333,6 +347,8 @@ MWRT_HD T applyBinaryFormula(OpKind kind, T x, T y, const double *p) {
     return formulas::siluGrad(x, y);
   case OpKind::GeluGrad:
     return formulas::geluGrad(x, y, static_cast<int64_t>(p[0]));
+  case OpKind::ClampGrad:
+    return formulas::clampGrad(x, y, p[0], p[1]);
   default:
     return T(0);
   }

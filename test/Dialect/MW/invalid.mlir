@@ -1109,6 +1109,22 @@ func.func @concat_result(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x1
 
 // -----
 
+func.func @clamp_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{'mw.clamp' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = mw.clamp %x {min = 0.0, max = 1.0} : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @clamp_bounds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.clamp' op requires attribute 'max'}}
+  %0 = mw.clamp %x {min = 0.0} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Backward ops
 //===----------------------------------------------------------------------===//

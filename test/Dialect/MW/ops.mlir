@@ -123,6 +123,15 @@ func.func @unary(%x: tensor<4x8xf32>, %h: tensor<4xf16>, %b: tensor<2x2xbf16>, %
         tensor<4x8xf32>, tensor<4xf16>, tensor<2x2xbf16>, tensor<4x8xf32>, tensor<4xf16>, tensor<2x2xbf16>
 }
 
+// CHECK-LABEL: func.func @clamp
+// CHECK: mw.clamp %{{.*}} {max = 1.000000e+00 : f64, min = -1.000000e+00 : f64} : tensor<4x8xf32>
+// CHECK: mw.clamp_grad %{{.*}}, %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<2x2xbf16>
+func.func @clamp(%x: tensor<4x8xf32>, %b: tensor<2x2xbf16>) -> (tensor<4x8xf32>, tensor<2x2xbf16>) {
+  %c = mw.clamp %x {min = -1.0, max = 1.0} : tensor<4x8xf32>
+  %g = mw.clamp_grad %b, %b {min = 0.0, max = 6.0} : tensor<2x2xbf16>
+  return %c, %g : tensor<4x8xf32>, tensor<2x2xbf16>
+}
+
 // The default erf form is elided when printed, even when written explicitly.
 // CHECK-LABEL: func.func @gelu(
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4x8xf32>,

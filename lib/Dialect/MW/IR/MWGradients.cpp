@@ -209,6 +209,13 @@ LogicalResult GeluOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult ClampOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
+                                     SmallVectorImpl<Value> &dxs) {
+  dxs[0] = b.create<ClampGradOp>(getLoc(), getType(), getInput(), first(dys),
+                                 getMinAttr(), getMaxAttr());
+  return success();
+}
+
 LogicalResult CastOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                     SmallVectorImpl<Value> &dxs) {
   if (isFloatTensor(getInput()) && isFloatTensor(getResult()))

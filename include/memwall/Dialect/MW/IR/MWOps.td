@@ -202,6 +202,18 @@ def MW_ReciprocalOp : MW_UnaryOp<"reciprocal", "reciprocal, 1/x", 1>;
 def MW_ReluOp : MW_UnaryOp<"relu", "rectified linear unit, max(x, 0)", 1>;
 def MW_SigmoidOp : MW_UnaryOp<"sigmoid", "logistic sigmoid, 1/(1+e^-x)", 3>;
 def MW_SiluOp : MW_UnaryOp<"silu", "SiLU (swish), x*sigmoid(x)", 4>;
+def MW_ClampOp : MW_UnaryOp<"clamp", "clamping to [min, max]", 2> {
+  let description = [{
+    `min(max(x, min), max)`, elementwise, as `torch.clamp`: with `min > max`
+    every element becomes `max`; a NaN stays NaN. Quantization clamps to the
+    target type's range this way. Cost: 2 FLOPs per element.
+
+    ```mlir
+    %r = mw.clamp %x {min = -1.0, max = 1.0} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
+}
 
 def MW_GeluOp : MW_Op<"gelu", [MW_ElementwiseInPlace, SameOperandsAndResultType, DeclareOpInterfaceMethods<MW_GradientOpInterface>]> {
   let runtimeKernel = "Elementwise";
@@ -736,6 +748,10 @@ def MW_GeluGradOp : MW_ActivationGradOp<"gelu_grad", "gelu", 12> {
   let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$grad_output,
                    DefaultValuedAttr<MW_GeluApproximationAttr,
                                      "GeluApproximation::erf">:$approximate);
+}
+def MW_ClampGradOp : MW_ActivationGradOp<"clamp_grad", "clamp", 1> {
+  let arguments = (ins MW_FloatTensor:$input, MW_FloatTensor:$grad_output,
+                   F64Attr:$min, F64Attr:$max);
 }
 
 class MW_SoftmaxLikeGradOp<string mnemonic, string fwd, string expr>
