@@ -2,7 +2,8 @@
 //
 // MlirTranslateMain with the plan translations of lib/Target/Plan:
 // `--mw-to-plan` writes the binary plan that mw-run executes, `--mw-plan-json`
-// the same plan as JSON (docs/mw-translate.md).
+// the same plan as JSON (docs/mw-translate.md). Diagnostics do not attach
+// the op by default, and --help lists the translator's own options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 int main(int argc, char **argv) {
   mlir::mw::registerToPlanTranslation();
   mlir::mw::registerToPlanJsonTranslation();
+  mlir::mw::registerMemwallContextCLOptions();
+  mlir::mw::hideUnrelatedToolOptions({&mlir::mw::getPlanTranslationCategory()});
   return mlir::failed(mlir::mlirTranslateMain(
       argc, argv, "Memwall translator: planned MLIR to the .mwplan artifact"));
 }

@@ -40,7 +40,12 @@ static const PlanCLOptions &getPlanCLOptions() {
   return options;
 }
 
-static mw::PlanOptions getPlanOptions() {
+/// The options of a translation of `op`. mlirTranslateMain attaches the op
+/// to every diagnostic whatever --mlir-print-op-on-diagnostic says; the plan
+/// translations follow the flag (Memwall's tools default it to false).
+static mw::PlanOptions getPlanOptions(Operation *op) {
+  if (!mw::shouldPrintOpOnDiagnostic())
+    op->getContext()->printOpOnDiagnostic(false);
   return {getPlanCLOptions().function};
 }
 
@@ -53,7 +58,7 @@ void mw::registerToPlanTranslation() {
   TranslateFromMLIRRegistration reg(
       "mw-to-plan", "Write a planned function as a binary .mwplan",
       [](Operation *op, raw_ostream &os) {
-        return translateToPlan(op, os, getPlanOptions());
+        return translateToPlan(op, os, getPlanOptions(op));
       },
       registerPlanDialects);
 }
@@ -63,7 +68,7 @@ void mw::registerToPlanJsonTranslation() {
   TranslateFromMLIRRegistration reg(
       "mw-plan-json", "Write a planned function's .mwplan as JSON",
       [](Operation *op, raw_ostream &os) {
-        return translateToPlanJson(op, os, getPlanOptions());
+        return translateToPlanJson(op, os, getPlanOptions(op));
       },
       registerPlanDialects);
 }
