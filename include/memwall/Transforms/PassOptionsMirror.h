@@ -1,4 +1,4 @@
-//===- PassOptionsMirror.h - A pass's options shown by a pipeline -*- C++ -*-===//
+//===- PassOptionsMirror.h - A pass's options in a pipeline ----*- C++ -*-===//
 //
 // A pipeline that takes the options of one of its passes (--mw-train-pipeline
 // takes --mw-static-arena's) forwards its option text to that pass, which
@@ -26,7 +26,8 @@ public:
   /// Adds an option like `option` (a pass's): same flag, description,
   /// value name and default.
   template <typename DataType, typename Parser>
-  void mirror(const ::mlir::detail::PassOptions::Option<DataType, Parser> &option) {
+  void
+  mirror(const ::mlir::detail::PassOptions::Option<DataType, Parser> &option) {
     auto copy = std::make_unique<Option<DataType, Parser>>(
         *this, option.ArgStr, llvm::cl::desc(option.HelpStr),
         llvm::cl::init(option.getDefault().getValue()));

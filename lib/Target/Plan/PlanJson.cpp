@@ -148,4 +148,3 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
   });
   os << "\n";
 }
-

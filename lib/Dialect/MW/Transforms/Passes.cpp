@@ -74,7 +74,8 @@ void mlir::mw::registerMWPipelines() {
         addTrainPipeline(pm, std::move(staticArena));
         return success();
       },
-      [](function_ref<void(const ::mlir::detail::PassOptions &)> optionHandler) {
+      [](function_ref<void(const ::mlir::detail::PassOptions &)>
+             optionHandler) {
         PassOptionsMirror options;
         mirrorMwStaticArenaOptions(options);
         optionHandler(options);
