@@ -36,6 +36,11 @@
 // RUN: not mw-translate --mw-to-plan %s --mlir-print-op-on-diagnostic=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRANSLATE-DUMP
 // TRANSLATE-DUMP: note: see current operation:
 // TRANSLATE-DUMP: "func.func"
+// An input that does not verify: the error at the function, not the function.
+// RUN: not mw-translate --mw-to-plan %S/Inputs/invalid-func.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFY
+// RUN: not mw-translate --mw-to-plan %S/Inputs/invalid-func.mlir -o /dev/null 2>&1 | count 3
+// VERIFY: invalid-func.mlir:3:1: error: 'func.func' op type of entry block argument #0('f32') must match
+// VERIFY-NOT: see current operation
 // RUN: not mw-eval %s 2>&1 | FileCheck %s --check-prefix=EVAL
 // RUN: not mw-eval %s 2>&1 | count 1
 // EVAL: diagnostics.mlir:0:0: error: the module has 2 functions with a body; choose one with --entry: @step @other

@@ -3,7 +3,9 @@
 // Registers `--mw-to-plan` and `--mw-plan-json` as mlir-translate
 // translations (as mlir/lib/Target/Cpp/TranslateRegistration.cpp does for
 // `--mlir-to-cpp`), with the command-line options they own: a tool offers
-// them by calling the register functions before mlirTranslateMain.
+// them by calling the register functions before mlirTranslateMain. Each
+// parses and verifies its input as TranslateFromMLIRRegistration would, with
+// the context's --mlir-print-op-on-diagnostic applied first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,10 @@
 #include "memwall/Target/Plan/PlanTranslation.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -40,35 +46,51 @@ static const PlanCLOptions &getPlanCLOptions() {
   return options;
 }
 
-/// The options of a translation of `op`. mlirTranslateMain attaches the op
-/// to every diagnostic whatever --mlir-print-op-on-diagnostic says; the plan
-/// translations follow the flag (Memwall's tools default it to false).
-static mw::PlanOptions getPlanOptions(Operation *op) {
-  if (!mw::shouldPrintOpOnDiagnostic())
-    op->getContext()->printOpOnDiagnostic(false);
-  return {getPlanCLOptions().function};
+/// The flag of registerTranslationCLOptions, reachable only by name.
+static bool shouldInsertImplicitModule() {
+  registerTranslationCLOptions();
+  llvm::cl::Option *option =
+      llvm::cl::getRegisteredOptions().lookup("no-implicit-module");
+  return !option || !*static_cast<llvm::cl::opt<bool> *>(option);
 }
 
-static void registerPlanDialects(DialectRegistry &registry) {
-  mw::registerMemwallDialects(registry);
+/// Registers `name` like TranslateFromMLIRRegistration does (parse, verify,
+/// translate), except that the context follows --mlir-print-op-on-diagnostic
+/// (Memwall's tools default it to false) from before parsing:
+/// mlirTranslateMain turns it on whatever the flag says, so without this a
+/// verifier error in the input or a module-level error of the translation
+/// prints the op after it.
+static void
+registerPlanTranslation(StringRef name, StringRef description,
+                        LogicalResult (*translate)(Operation *, raw_ostream &,
+                                                   const mw::PlanOptions &)) {
+  TranslateRegistration reg(
+      name, description,
+      [translate](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                  raw_ostream &os, MLIRContext *context) -> LogicalResult {
+        if (!mw::shouldPrintOpOnDiagnostic())
+          context->printOpOnDiagnostic(false);
+        DialectRegistry registry;
+        mw::registerMemwallDialects(registry);
+        context->appendDialectRegistry(registry);
+        OwningOpRef<Operation *> op = parseSourceFileForTool(
+            sourceMgr, context, shouldInsertImplicitModule());
+        if (!op || failed(verify(*op)))
+          return failure();
+        return translate(op.get(), os, {getPlanCLOptions().function});
+      });
 }
 
 void mw::registerToPlanTranslation() {
   (void)getPlanCLOptions();
-  TranslateFromMLIRRegistration reg(
-      "mw-to-plan", "Write a planned function as a binary .mwplan",
-      [](Operation *op, raw_ostream &os) {
-        return translateToPlan(op, os, getPlanOptions(op));
-      },
-      registerPlanDialects);
+  registerPlanTranslation("mw-to-plan",
+                          "Write a planned function as a binary .mwplan",
+                          translateToPlan);
 }
 
 void mw::registerToPlanJsonTranslation() {
   (void)getPlanCLOptions();
-  TranslateFromMLIRRegistration reg(
-      "mw-plan-json", "Write a planned function's .mwplan as JSON",
-      [](Operation *op, raw_ostream &os) {
-        return translateToPlanJson(op, os, getPlanOptions(op));
-      },
-      registerPlanDialects);
+  registerPlanTranslation("mw-plan-json",
+                          "Write a planned function's .mwplan as JSON",
+                          translateToPlanJson);
 }
