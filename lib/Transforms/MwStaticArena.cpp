@@ -11,6 +11,7 @@
 
 #include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Planning/Packer.h"
+#include "memwall/Transforms/PassOptionsMirror.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,6 +44,16 @@ struct MwStaticArenaPass
   using MwStaticArenaBase::MwStaticArenaBase;
 
   void runOnOperation() override;
+
+  /// Mirrors the options Passes.td declares into `into` (the options are
+  /// the generated base's, reachable only from the pass).
+  static void mirrorOptions(PassOptionsMirror &into) {
+    MwStaticArenaPass pass;
+    into.mirror(pass.strategy);
+    into.mirror(pass.alignment);
+    into.mirror(pass.arena);
+    into.mirror(pass.timeLimit);
+  }
 
 private:
   /// Plans `func`; failure after an error diagnostic.
@@ -223,3 +234,7 @@ MwStaticArenaPass::planFunction(func::FuncOp func,
 }
 
 } // namespace
+
+void mlir::mw::mirrorMwStaticArenaOptions(PassOptionsMirror &into) {
+  MwStaticArenaPass::mirrorOptions(into);
+}

@@ -13,6 +13,7 @@
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Eval/Evaluator.h"
+#include "memwall/InitMemwall.h"
 #include "mwrt/safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -382,7 +383,10 @@ static int exitWithError(const Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  // Short diagnostics (no module dump) unless
+  // --mlir-print-op-on-diagnostic=true; --help shows mw-eval's options.
+  mw::registerMemwallContextCLOptions();
+  mw::hideUnrelatedToolOptions({&category});
   cl::ParseCommandLineOptions(
       argc, argv,
       "mw-eval: run an mw function with Memwall's reference evaluator\n");

@@ -1,6 +1,7 @@
 //===- InitMemwall.cpp - Registration for Memwall's tools -----------------===//
 //
-// The dialects and passes mw-opt offers, registered one by one.
+// The dialects and passes mw-opt offers, registered one by one, and the
+// command-line defaults of Memwall's tools.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Dialect/MW/Transforms/Pipelines.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,7 +34,11 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 
 void mlir::mw::registerMemwallDialects(DialectRegistry &registry) {
   registry.insert<mw::MWDialect, func::FuncDialect, arith::ArithDialect,
@@ -64,4 +70,49 @@ void mlir::mw::registerMemwallPasses() {
   bufferization::registerBufferizationPipelines();
   // Generic cleanups users compose with ours: canonicalize, cse, ...
   registerTransformsPasses();
+}
+
+/// MLIRContext's `--mlir-print-op-on-diagnostic`, registered.
+static llvm::cl::opt<bool> &getPrintOpOnDiagnosticOption() {
+  mlir::registerMLIRContextCLOptions();
+  // MLIRContext declares it as a cl::opt<bool>; it is reachable only by name.
+  llvm::cl::Option *option =
+      llvm::cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic");
+  assert(option && "MLIRContext no longer registers the option");
+  return *static_cast<llvm::cl::opt<bool> *>(option);
+}
+
+void mlir::mw::registerMemwallContextCLOptions() {
+  getPrintOpOnDiagnosticOption().setInitialValue(false);
+}
+
+bool mlir::mw::shouldPrintOpOnDiagnostic() {
+  return getPrintOpOnDiagnosticOption();
+}
+
+void mlir::mw::hideUnrelatedToolOptions(
+    ArrayRef<const llvm::cl::OptionCategory *> categories) {
+  // MLIR's general options that both drivers register (again: registration
+  // is idempotent). The ones a driver adds later stay in --help.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  llvm::cl::Option *printOp = &getPrintOpOnDiagnosticOption();
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    bool kept =
+        option == printOp ||
+        llvm::any_of(option->Categories, [&](llvm::cl::OptionCategory *c) {
+          // "Generic Options": --help, --version and the like.
+          return llvm::is_contained(categories, c) ||
+                 c->getName() == "Generic Options";
+        });
+    if (kept)
+      continue;
+    // Everything else registered by now is MLIR's general options (all named
+    // mlir-*) or LLVM's, from its static initializers.
+    option->setHiddenFlag(entry.first().starts_with("mlir-")
+                              ? llvm::cl::Hidden
+                              : llvm::cl::ReallyHidden);
+  }
 }

@@ -1,7 +1,8 @@
 //===- mw-opt.cpp - Memwall's optimizer driver ----------------------------===//
 //
 // MlirOptMain with the mw dialect, the upstream dialects of the pipeline and
-// Memwall's passes.
+// Memwall's passes. Diagnostics do not attach the op unless
+// --mlir-print-op-on-diagnostic=true, and --help leaves out LLVM's options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::mw::registerMemwallDialects(registry);
   mlir::mw::registerMemwallPasses();
+  mlir::mw::registerMemwallContextCLOptions();
+  mlir::mw::hideUnrelatedToolOptions({});
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Memwall optimizer: memory planning for ML steps\n",
       registry));

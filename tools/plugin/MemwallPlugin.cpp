@@ -8,6 +8,7 @@
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Dialect/MW/Transforms/Pipelines.h"
 #include "memwall/Transforms/Passes.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"

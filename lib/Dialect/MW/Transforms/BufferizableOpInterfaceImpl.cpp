@@ -1,6 +1,7 @@
 //===- BufferizableOpInterfaceImpl.cpp - Bufferizing mw ops ---------------===//
 //
-// BufferizableOpInterface for the mw dialect and the --mw-bufferize pipeline.
+// BufferizableOpInterface for the mw dialect (the pipelines that use it are
+// built in Passes.cpp).
 // In-place decisions are One-Shot Analysis's: the models only state which
 // operands each op reads, writes and ties to its results.
 //
@@ -9,17 +10,12 @@
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
-#include "memwall/Dialect/MW/Transforms/Passes.h"
-#include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace mlir::bufferization;
@@ -211,65 +207,4 @@ void mlir::mw::registerBufferizableOpInterfaceExternalModels(
 #include "memwall/Dialect/MW/IR/MWOps.cpp.inc"
         >(ctx);
   });
-}
-
-void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
-  pm.addPass(createMwFormKernels());
-  OneShotBufferizationOptions options;
-  options.bufferizeFunctionBoundaries = true;
-  options.setFunctionBoundaryTypeConversion(LayoutMapOption::IdentityLayoutMap);
-  // Kernel bodies compute on tensors whatever the kernel's operands are.
-  options.opFilter.denyOperation(
-      [](Operation *op) { return op->getParentOfType<KernelOp>() != nullptr; });
-  options.unknownTypeConverterFn = [](Value value, Attribute memorySpace,
-                                      const BufferizationOptions &) {
-    auto type = cast<TensorType>(value.getType());
-    return getMemRefTypeWithStaticIdentityLayout(type, memorySpace);
-  };
-  pm.addPass(createOneShotBufferizePass(options));
-}
-
-namespace {
-/// Options of --mw-train-pipeline: those of --mw-static-arena.
-struct TrainPipelineOptions
-    : public PassPipelineOptions<TrainPipelineOptions> {
-  Option<std::string> strategy{
-      *this, "strategy",
-      llvm::cl::desc("Packing strategy of --mw-static-arena: best, naive, "
-                     "greedy-size, greedy-breadth, best-fit-size, "
-                     "best-fit-time or exact"),
-      llvm::cl::init("best")};
-  Option<int64_t> alignment{
-      *this, "alignment",
-      llvm::cl::desc("Alignment in bytes of every arena offset and size"),
-      llvm::cl::init(256)};
-  Option<std::string> arena{
-      *this, "arena",
-      llvm::cl::desc("alloc (a memref.alloc in the function) or argument "
-                     "(a trailing function argument)"),
-      llvm::cl::init("alloc")};
-};
-} // namespace
-
-void mlir::mw::registerMWPipelines() {
-  PassPipelineRegistration<>(
-      "mw-bufferize",
-      "Bufferize an mw program: --mw-form-kernels, then One-Shot Bufferize "
-      "across function boundaries (identity-layout memrefs); every transient "
-      "tensor becomes one memref.alloc, ready for --mw-static-arena",
-      buildBufferizePipeline);
-  PassPipelineRegistration<TrainPipelineOptions>(
-      "mw-train-pipeline",
-      "Compile a step for the runtime: --mw-bufferize, --mw-static-arena "
-      "(with this pipeline's options) and --mw-verify-plan; the result is "
-      "what mw-translate --mw-to-plan takes",
-      [](OpPassManager &pm, const TrainPipelineOptions &options) {
-        buildBufferizePipeline(pm);
-        MwStaticArenaOptions arenaOptions;
-        arenaOptions.strategy = options.strategy;
-        arenaOptions.alignment = options.alignment;
-        arenaOptions.arena = options.arena;
-        pm.addPass(createMwStaticArena(arenaOptions));
-        pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
-      });
 }

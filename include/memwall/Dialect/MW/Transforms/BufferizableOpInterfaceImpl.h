@@ -9,9 +9,12 @@
 #ifndef MEMWALL_DIALECT_MW_TRANSFORMS_BUFFERIZABLEOPINTERFACEIMPL_H
 #define MEMWALL_DIALECT_MW_TRANSFORMS_BUFFERIZABLEOPINTERFACEIMPL_H
 
+// buildBufferizePipeline moved to Pipelines.h; included for the passes that
+// run it and include only this header.
+#include "memwall/Dialect/MW/Transforms/Pipelines.h"
+
 namespace mlir {
 class DialectRegistry;
-class OpPassManager;
 
 namespace mw {
 /// Attaches the models when the mw dialect loads:
@@ -25,13 +28,6 @@ namespace mw {
 ///   stay on tensors: One-Shot Bufferize must skip them (an op filter, which
 ///   --mw-bufferize sets).
 void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
-
-/// Adds --mw-bufferize's passes to `pm`: --mw-form-kernels, then One-Shot
-/// Bufferize across function boundaries with identity-layout memrefs.
-void buildBufferizePipeline(OpPassManager &pm);
-
-/// Registers the --mw-bufferize and --mw-train-pipeline pipelines.
-void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
 

@@ -1,0 +1,83 @@
+//===- Passes.cpp - Memwall's pass pipelines ------------------------------===//
+//
+// Builds and registers the pipelines of Pipelines.h. --mw-train-pipeline
+// takes --mw-static-arena's options without copying them: its option text
+// goes to the pass's own parser, and --help lists the pass's options through
+// a PassOptionsMirror.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/Transforms/Pipelines.h"
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Transforms/PassOptionsMirror.h"
+#include "memwall/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::mw;
+
+void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(createMwFormKernels());
+  OneShotBufferizationOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.setFunctionBoundaryTypeConversion(LayoutMapOption::IdentityLayoutMap);
+  // Kernel bodies compute on tensors whatever the kernel's operands are.
+  options.opFilter.denyOperation(
+      [](Operation *op) { return op->getParentOfType<KernelOp>() != nullptr; });
+  options.unknownTypeConverterFn = [](Value value, Attribute memorySpace,
+                                      const BufferizationOptions &) {
+    auto type = cast<TensorType>(value.getType());
+    return getMemRefTypeWithStaticIdentityLayout(type, memorySpace);
+  };
+  pm.addPass(createOneShotBufferizePass(options));
+}
+
+/// --mw-train-pipeline around a configured --mw-static-arena pass.
+static void addTrainPipeline(OpPassManager &pm,
+                             std::unique_ptr<Pass> staticArena) {
+  buildBufferizePipeline(pm);
+  pm.addPass(std::move(staticArena));
+  pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
+}
+
+void mlir::mw::buildTrainPipeline(OpPassManager &pm,
+                                  const MwStaticArenaOptions &arenaOptions) {
+  addTrainPipeline(pm, createMwStaticArena(arenaOptions));
+}
+
+void mlir::mw::registerMWPipelines() {
+  PassPipelineRegistration<>(
+      "mw-bufferize",
+      "Bufferize an mw program: --mw-form-kernels, then One-Shot Bufferize "
+      "across function boundaries (identity-layout memrefs); every transient "
+      "tensor becomes one memref.alloc, ready for --mw-static-arena",
+      buildBufferizePipeline);
+  registerPassPipeline(
+      "mw-train-pipeline",
+      "Compile a step for the runtime: --mw-bufferize, --mw-static-arena "
+      "(with this pipeline's options, which are that pass's) and "
+      "--mw-verify-plan; the result is what mw-translate --mw-to-plan takes",
+      [](OpPassManager &pm, StringRef options,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        std::unique_ptr<Pass> staticArena = createMwStaticArena();
+        if (failed(staticArena->initializeOptions(options, errorHandler)))
+          return failure();
+        addTrainPipeline(pm, std::move(staticArena));
+        return success();
+      },
+      [](function_ref<void(const ::mlir::detail::PassOptions &)>
+             optionHandler) {
+        PassOptionsMirror options;
+        mirrorMwStaticArenaOptions(options);
+        optionHandler(options);
+      });
+}

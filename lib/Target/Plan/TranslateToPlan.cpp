@@ -1,0 +1,741 @@
+//===- TranslateToPlan.cpp - Planned MLIR to the .mwplan artifact ---------===//
+//
+// Builds the plan of one function planned by `mw-opt --mw-bufferize
+// --mw-static-arena` in one walk over its entry block, as the FlatBuffer of
+// runtime/schema/mwplan.fbs that mw-run executes, verifies it against the
+// schema, and writes it as bytes or (through PlanJson.h) as JSON. Anything
+// the runtime could not execute as written (an op it has no kernel for, a
+// buffer outside the arena and the persistent buffers, a dynamic shape or
+// layout) is a diagnostic at its op, never a guess (docs/mw-translate.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Target/Plan/PlanTranslation.h"
+
+#include "PlanJson.h"
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+#include "mwrt/kernels.h"
+#include "mwrt/plan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+using namespace mlir;
+namespace fb = flatbuffers;
+
+//===----------------------------------------------------------------------===//
+// IR to plan
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A static strided memref type, as a plan operand describes it.
+struct Layout {
+  mwplan::DType dtype;
+  SmallVector<int64_t> shape, strides;
+  int64_t offset;
+};
+
+/// A memref value as a plan operand: its buffer (the arena from a byte
+/// offset, or persistent buffer `persistent`) and its layout there.
+struct View {
+  mwplan::Space space = mwplan::Space::Arena;
+  uint64_t arenaOffset = 0;
+  int32_t persistent = -1;
+  Layout layout;
+};
+
+/// Builds the plan of one function in one walk over its entry block.
+class PlanBuilder {
+public:
+  explicit PlanBuilder(func::FuncOp func) : func(func) {}
+  /// The finished, verified FlatBuffer, or failure after a diagnostic.
+  FailureOr<fb::DetachedBuffer> build();
+
+private:
+  LogicalResult addArguments();
+  LogicalResult visit(Operation *op);
+  LogicalResult visitAlloc(memref::AllocOp op);
+  LogicalResult visitView(memref::ViewOp op);
+  LogicalResult visitReshape(Operation *op, Value source);
+  LogicalResult visitKernel(mw::KernelOp op);
+  LogicalResult visitReturn(func::ReturnOp op);
+  FailureOr<fb::Offset<mwplan::Attr>> convertAttr(Operation *op,
+                                                  NamedAttribute attr);
+  /// The operand `v` (used by `user`) as the plan sees it.
+  FailureOr<fb::Offset<mwplan::Operand>> operand(Operation *user, Value v);
+  /// Records `op`'s result as `view`, with the layout of the result's type.
+  LogicalResult bind(Operation *op, View view);
+  fb::Offset<mwplan::Persistent> persistent(StringRef name, const Layout &l,
+                                            mwplan::Role role, int argument);
+  fb::Offset<fb::String> string(StringRef s) {
+    return fbb.CreateString(s.data(), s.size());
+  }
+
+  func::FuncOp func;
+  fb::FlatBufferBuilder fbb;
+  uint64_t arenaSize = 0;
+  Value arena;
+  DenseMap<Value, View> views;
+  /// Unplanned allocations the function returns: the first result index.
+  DenseMap<Operation *, unsigned> returnedAllocs;
+  SmallVector<int64_t> persistentElements;
+  int64_t persistentBytes = 0;
+  llvm::StringSet<> persistentNames;
+  std::vector<fb::Offset<mwplan::Persistent>> persistents;
+  std::vector<fb::Offset<mwplan::Kernel>> kernels;
+  std::vector<fb::Offset<mwplan::Result>> results;
+};
+} // namespace
+
+static std::optional<mwplan::DType> toDType(Type type) {
+  if (type.isF32())
+    return mwplan::DType::F32;
+  if (type.isF16())
+    return mwplan::DType::F16;
+  if (type.isBF16())
+    return mwplan::DType::BF16;
+  if (type.isSignlessInteger(32))
+    return mwplan::DType::I32;
+  if (type.isSignlessInteger(64))
+    return mwplan::DType::I64;
+  return std::nullopt;
+}
+
+static int64_t dtypeBytes(mwplan::DType dtype) {
+  switch (dtype) {
+  case mwplan::DType::F16:
+  case mwplan::DType::BF16:
+    return 2;
+  case mwplan::DType::F32:
+  case mwplan::DType::I32:
+    return 4;
+  case mwplan::DType::I64:
+    return 8;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// The layout of `type`, or failure with a diagnostic at `loc` that names
+/// `what` when a plan cannot hold it.
+static FailureOr<Layout> getLayout(Location loc, Type type, const Twine &what) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return emitError(loc) << what << " is not a ranked memref: " << type;
+  std::optional<mwplan::DType> dtype = toDType(memref.getElementType());
+  if (!dtype)
+    return emitError(loc) << what
+                          << " has an element type the runtime does not take: "
+                          << type << " (f32, f16, bf16, i32, i64)";
+  if (!memref.hasStaticShape())
+    return emitError(loc) << what << " has a dynamic shape: " << type;
+  Layout layout{*dtype, llvm::to_vector(memref.getShape()), {}, 0};
+  if (failed(getStridesAndOffset(memref, layout.strides, layout.offset)) ||
+      ShapedType::isDynamic(layout.offset) ||
+      llvm::any_of(layout.strides, ShapedType::isDynamic))
+    return emitError(loc) << what << " has a non-static layout: " << type;
+  return layout;
+}
+
+static mwplan::Role getRole(DictionaryAttr attrs) {
+  auto role = attrs ? attrs.getAs<mw::RoleAttr>(mw::MWDialect::kRoleAttrName)
+                    : mw::RoleAttr();
+  if (!role)
+    return mwplan::Role::None;
+  switch (role.getValue()) {
+  case mw::Role::param:
+    return mwplan::Role::Param;
+  case mw::Role::input:
+    return mwplan::Role::Input;
+  case mw::Role::label:
+    return mwplan::Role::Label;
+  case mw::Role::optimizer_state:
+    return mwplan::Role::OptimizerState;
+  case mw::Role::grad:
+    return mwplan::Role::Grad;
+  case mw::Role::output:
+    return mwplan::Role::Output;
+  }
+  llvm_unreachable("unknown role");
+}
+
+static std::string getName(DictionaryAttr attrs, StringRef prefix,
+                           unsigned index) {
+  if (auto name = attrs ? attrs.getAs<StringAttr>(mw::MWDialect::kNameAttrName)
+                        : StringAttr())
+    return name.str();
+  return (prefix + Twine(index)).str();
+}
+
+/// A short form of `loc` for messages: a name, else file:line:col.
+static std::string shortLoc(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return shortLoc(call.getCallee());
+  if (auto opaque = dyn_cast<OpaqueLoc>(loc))
+    return shortLoc(opaque.getFallbackLocation());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::string s = shortLoc(part); !s.empty())
+        return s;
+  return "";
+}
+
+fb::Offset<mwplan::Persistent> PlanBuilder::persistent(StringRef name,
+                                                       const Layout &l,
+                                                       mwplan::Role role,
+                                                       int argument) {
+  persistentElements.push_back(
+      ShapedType::getNumElements(ArrayRef<int64_t>(l.shape)));
+  persistentBytes += persistentElements.back() * dtypeBytes(l.dtype);
+  auto nameOffset = string(name);
+  auto shape = fbb.CreateVector(l.shape.data(), l.shape.size());
+  return mwplan::CreatePersistent(fbb, nameOffset, l.dtype, shape, role,
+                                  argument);
+}
+
+LogicalResult PlanBuilder::bind(Operation *op, View view) {
+  FailureOr<Layout> layout =
+      getLayout(op->getLoc(), op->getResult(0).getType(),
+                "'" + op->getName().getStringRef() + "' op result");
+  if (failed(layout))
+    return failure();
+  view.layout = std::move(*layout);
+  views[op->getResult(0)] = std::move(view);
+  return success();
+}
+
+LogicalResult PlanBuilder::addArguments() {
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, "mw.arena")) {
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (arena || !type || !type.hasStaticShape() || type.getRank() != 1 ||
+          !type.getElementType().isInteger(8))
+        return emitError(arg.getLoc(), "argument #")
+               << i << " of @" << func.getSymName()
+               << " marked mw.arena must be the only arena, a static "
+               << "memref<Nxi8>; got " << arg.getType();
+      arena = arg;
+      continue;
+    }
+    DictionaryAttr attrs = func.getArgAttrDict(i);
+    FailureOr<Layout> layout =
+        getLayout(arg.getLoc(), arg.getType(),
+                  "argument #" + Twine(i) + " of @" + func.getSymName());
+    if (failed(layout))
+      return failure();
+    views[arg] = {mwplan::Space::Persistent, 0,
+                  static_cast<int32_t>(persistents.size()), *layout};
+    std::string name = getName(attrs, "arg", i);
+    if (!persistentNames.insert(name).second)
+      return emitError(arg.getLoc(), "argument #")
+             << i << " of @" << func.getSymName() << " is named '" << name
+             << "' like an earlier argument: the runtime binds arguments by "
+             << "name";
+    persistents.push_back(persistent(name, *layout, getRole(attrs), i));
+  }
+  return success();
+}
+
+LogicalResult PlanBuilder::visitAlloc(memref::AllocOp op) {
+  MemRefType type = op.getType();
+  if (op->hasAttr("mw.arena")) {
+    if (arena)
+      return op.emitOpError("is a second arena of the function");
+    if (!type.hasStaticShape() || type.getRank() != 1 ||
+        !type.getElementType().isInteger(8))
+      return op.emitOpError("arena must be a static memref<Nxi8>, got ")
+             << type;
+    if (static_cast<uint64_t>(type.getNumElements()) != arenaSize)
+      return op.emitOpError("arena has ")
+             << type.getNumElements() << " bytes but mw.arena_size is "
+             << arenaSize;
+    arena = op;
+    return success();
+  }
+  auto it = returnedAllocs.find(op);
+  if (it == returnedAllocs.end())
+    return op.emitOpError(
+        "is a transient buffer outside the arena: a plan holds only arena "
+        "views and persistent buffers (plan it with --mw-static-arena)");
+  int32_t index = persistents.size();
+  if (failed(bind(op, {mwplan::Space::Persistent, 0, index})))
+    return failure();
+  unsigned result = it->second;
+  DictionaryAttr attrs = func.getResultAttrDict(result);
+  // A result that returns the next value of an argument (a step counter)
+  // shares its name, but persistent names must be unique.
+  std::string name = getName(attrs, "result", result);
+  for (int k = 0; !persistentNames.insert(name).second; ++k)
+    name = ("result" + Twine(result) + (k ? "." + Twine(k) : "")).str();
+  persistents.push_back(persistent(name, views[op].layout, getRole(attrs), -1));
+  return success();
+}
+
+LogicalResult PlanBuilder::visitView(memref::ViewOp op) {
+  if (!arena || op.getSource() != arena)
+    return op.emitOpError("views a buffer other than the arena");
+  std::optional<int64_t> shift = getConstantIntValue(op.getByteShift());
+  if (!shift || *shift < 0)
+    return op.emitOpError("byte shift is not a non-negative constant");
+  if (failed(bind(op, {mwplan::Space::Arena, static_cast<uint64_t>(*shift)})))
+    return failure();
+  if (*shift % dtypeBytes(views[op].layout.dtype))
+    return op.emitOpError("byte shift ")
+           << *shift << " is not a multiple of the element size";
+  return success();
+}
+
+LogicalResult PlanBuilder::visitReshape(Operation *op, Value source) {
+  auto it = views.find(source);
+  if (it == views.end())
+    return op->emitOpError(
+        "views a buffer that is neither an arena view nor persistent");
+  return bind(op, it->second);
+}
+
+FailureOr<fb::Offset<mwplan::Operand>> PlanBuilder::operand(Operation *user,
+                                                            Value v) {
+  auto it = views.find(v);
+  if (it == views.end())
+    return user->emitOpError("operand ")
+           << v.getType()
+           << " is neither a view of the arena nor a persistent buffer";
+  const View &s = it->second;
+  const Layout &l = s.layout;
+  // Every element the view addresses must lie in its buffer.
+  int64_t lo = l.offset, hi = l.offset;
+  bool empty = false;
+  for (auto [size, stride] : llvm::zip(l.shape, l.strides)) {
+    empty |= size == 0;
+    (stride < 0 ? lo : hi) += (size - 1) * stride;
+  }
+  int64_t bytes = dtypeBytes(l.dtype);
+  bool inside = s.space == mwplan::Space::Arena
+                    ? s.arenaOffset + (hi + 1) * bytes <= arenaSize
+                    : hi < persistentElements[s.persistent];
+  if (!empty && (lo < 0 || !inside))
+    return user->emitOpError("operand ")
+           << v.getType() << " reaches outside its buffer";
+  auto shape = fbb.CreateVector(l.shape.data(), l.shape.size());
+  auto strides = fbb.CreateVector(l.strides.data(), l.strides.size());
+  return mwplan::CreateOperand(fbb, s.space, s.arenaOffset, s.persistent,
+                               l.offset, l.dtype, shape, strides);
+}
+
+/// An integer attribute's value when it fits in 64 bits (i1 as 0 or 1).
+static std::optional<int64_t> toInt64(IntegerAttr attr) {
+  const APInt &value = attr.getValue();
+  if (value.getBitWidth() == 1)
+    return value.getZExtValue();
+  if (value.getSignificantBits() > 64)
+    return std::nullopt;
+  return value.getSExtValue();
+}
+
+/// Raw little-endian bytes of a constant's elements (one element for a
+/// splat, which the runtime broadcasts).
+static FailureOr<std::vector<uint8_t>>
+constantBytes(Operation *op, StringRef name, ElementsAttr attr) {
+  std::vector<uint8_t> bytes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    auto append = [&](const APInt &bits) {
+      for (unsigned b = 0; b < bits.getBitWidth(); b += 8)
+        bytes.push_back(bits.extractBitsAsZExtValue(8, b));
+    };
+    int64_t n = dense.isSplat() ? 1 : dense.getNumElements();
+    if (isa<FloatType>(dense.getElementType()))
+      for (const APFloat &v : llvm::make_range(
+               dense.value_begin<APFloat>(), dense.value_begin<APFloat>() + n))
+        append(v.bitcastToAPInt());
+    else
+      for (const APInt &v : llvm::make_range(dense.value_begin<APInt>(),
+                                             dense.value_begin<APInt>() + n))
+        append(v);
+    return bytes;
+  }
+  // A resource blob holds the elements in host order.
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  const AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || llvm::endianness::native != llvm::endianness::little)
+    return op->emitOpError("attribute '")
+           << name << "' is not a dense constant with data";
+  ArrayRef<char> data = blob->getData();
+  return std::vector<uint8_t>(data.begin(), data.end());
+}
+
+FailureOr<fb::Offset<mwplan::Attr>>
+PlanBuilder::convertAttr(Operation *op, NamedAttribute named) {
+  StringRef name = named.getName().strref();
+  Attribute attr = named.getValue();
+  int64_t i = 0;
+  double f = 0;
+  std::optional<std::string> s;
+  std::optional<std::vector<uint8_t>> bytes;
+  std::optional<std::vector<int64_t>> ints;
+  std::optional<std::vector<double>> floats;
+  auto intsOf = [](auto values) {
+    return std::vector<int64_t>(values.begin(), values.end());
+  };
+  std::optional<mwplan::AttrKind> kind;
+  if (auto elements = dyn_cast<ElementsAttr>(attr)) {
+    FailureOr<std::vector<uint8_t>> raw = constantBytes(op, name, elements);
+    if (failed(raw))
+      return failure();
+    bytes = std::move(*raw);
+    kind = mwplan::AttrKind::String;
+  } else {
+    kind =
+        llvm::TypeSwitch<Attribute, std::optional<mwplan::AttrKind>>(attr)
+            .Case([&](BoolAttr a) {
+              i = a.getValue();
+              return mwplan::AttrKind::Bool;
+            })
+            .Case([&](UnitAttr) {
+              i = 1;
+              return mwplan::AttrKind::Bool;
+            })
+            .Case([&](IntegerAttr a) -> std::optional<mwplan::AttrKind> {
+              std::optional<int64_t> value = toInt64(a);
+              if (!value)
+                return std::nullopt;
+              i = *value;
+              return mwplan::AttrKind::Int;
+            })
+            .Case([&](FloatAttr a) {
+              f = a.getValueAsDouble();
+              return mwplan::AttrKind::Float;
+            })
+            .Case([&](StringAttr a) {
+              s = a.str();
+              return mwplan::AttrKind::String;
+            })
+            // Enums as the dialect spells them: #mw.gelu_approximation<tanh>.
+            .Case([&](mw::GeluApproximationAttr a) {
+              s = mw::stringifyGeluApproximation(a.getValue()).str();
+              return mwplan::AttrKind::String;
+            })
+            .Case([&](mw::RoleAttr a) {
+              s = mw::stringifyRole(a.getValue()).str();
+              return mwplan::AttrKind::String;
+            })
+            .Case([&](DenseI64ArrayAttr a) {
+              ints = intsOf(a.asArrayRef());
+              return mwplan::AttrKind::Ints;
+            })
+            .Case([&](DenseI32ArrayAttr a) {
+              ints = intsOf(a.asArrayRef());
+              return mwplan::AttrKind::Ints;
+            })
+            .Case([&](DenseF64ArrayAttr a) {
+              floats.emplace(a.asArrayRef().begin(), a.asArrayRef().end());
+              return mwplan::AttrKind::Floats;
+            })
+            .Case([&](ArrayAttr a) -> std::optional<mwplan::AttrKind> {
+              if (llvm::all_of(a, llvm::IsaPred<IntegerAttr>)) {
+                ints.emplace();
+                for (auto e : a.getAsRange<IntegerAttr>()) {
+                  std::optional<int64_t> value = toInt64(e);
+                  if (!value)
+                    return std::nullopt;
+                  ints->push_back(*value);
+                }
+                return mwplan::AttrKind::Ints;
+              }
+              if (llvm::all_of(a, llvm::IsaPred<FloatAttr>)) {
+                floats.emplace();
+                for (auto e : a.getAsRange<FloatAttr>())
+                  floats->push_back(e.getValueAsDouble());
+                return mwplan::AttrKind::Floats;
+              }
+              return std::nullopt;
+            })
+            .Default([](Attribute) { return std::nullopt; });
+  }
+  if (!kind)
+    return op->emitOpError("attribute '")
+           << name << "' has no plan form: " << attr;
+  auto nameOffset = string(name);
+  auto sOffset = s ? string(*s) : 0;
+  auto bytesOffset = bytes ? fbb.CreateVector(*bytes) : 0;
+  auto intsOffset = ints ? fbb.CreateVector(*ints) : 0;
+  auto floatsOffset = floats ? fbb.CreateVector(*floats) : 0;
+  return mwplan::CreateAttr(fbb, nameOffset, *kind, i, f, sOffset, bytesOffset,
+                            intsOffset, floatsOffset);
+}
+
+LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
+  if (op->getNumResults())
+    return op.emitOpError("is on tensors: bufferize it with --mw-bufferize");
+  Block &body = op.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &inner : body.without_terminator())
+    ops.push_back(&inner);
+  if (ops.size() != 1) {
+    InFlightDiagnostic diag = op.emitOpError("has ")
+                              << ops.size()
+                              << " ops in its body; a plan kernel runs one (";
+    llvm::interleaveComma(ops, diag, [&](Operation *inner) {
+      diag << "'" << inner->getName() << "'";
+    });
+    return diag << ")";
+  }
+  Operation *inner = ops.front();
+  mwrt::OpKind kind;
+  if (!mwrt::parseOpKind(inner->getName().getStringRef(), kind))
+    return inner->emitOpError("has no runtime kernel");
+  if (!llvm::equal(body.getTerminator()->getOperands(), inner->getResults()))
+    return op.emitOpError("must yield its body op's results in order");
+
+  std::vector<fb::Offset<mwplan::Attr>> attrs;
+  // The op's own attributes; discardable ones (mw.recompute from --mw-remat,
+  // names, anything a pass annotates) do not change what the kernel computes.
+  for (NamedAttribute attr : inner->getAttrs()) {
+    if (!llvm::is_contained(inner->getName().getAttributeNames(),
+                            attr.getName()))
+      continue;
+    FailureOr<fb::Offset<mwplan::Attr>> converted = convertAttr(inner, attr);
+    if (failed(converted))
+      return failure();
+    attrs.push_back(*converted);
+  }
+  // The body op's operands in ODS order, each the kernel operand its block
+  // argument stands for.
+  std::vector<fb::Offset<mwplan::Operand>> ins, outs;
+  for (Value v : inner->getOperands()) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &body)
+      return inner->emitOpError("operand is not an argument of the kernel");
+    FailureOr<fb::Offset<mwplan::Operand>> in =
+        operand(op, op.getIns()[arg.getArgNumber()]);
+    if (failed(in))
+      return failure();
+    ins.push_back(*in);
+  }
+  for (Value v : op.getOuts()) {
+    FailureOr<fb::Offset<mwplan::Operand>> out = operand(op, v);
+    if (failed(out))
+      return failure();
+    outs.push_back(*out);
+  }
+  auto opName = string(inner->getName().getStringRef());
+  auto attrsOffset = fbb.CreateVector(attrs);
+  auto insOffset = fbb.CreateVector(ins);
+  auto outsOffset = fbb.CreateVector(outs);
+  std::string loc = shortLoc(op.getLoc());
+  auto locOffset = loc.empty() ? 0 : string(loc);
+  kernels.push_back(mwplan::CreateKernel(fbb, opName, attrsOffset, insOffset,
+                                         outsOffset, locOffset));
+  return success();
+}
+
+LogicalResult PlanBuilder::visitReturn(func::ReturnOp op) {
+  llvm::StringSet<> names;
+  for (auto [i, v] : llvm::enumerate(op.getOperands())) {
+    DictionaryAttr attrs = func.getResultAttrDict(i);
+    std::string name = getName(attrs, "result", i);
+    if (!names.insert(name).second)
+      return op.emitOpError("result #")
+             << i << " is named '" << name
+             << "' like an earlier result: the runtime binds results by name";
+    FailureOr<fb::Offset<mwplan::Operand>> value = operand(op, v);
+    if (failed(value))
+      return failure();
+    auto nameOffset = string(name);
+    results.push_back(
+        mwplan::CreateResult(fbb, nameOffset, getRole(attrs), *value));
+  }
+  return success();
+}
+
+LogicalResult PlanBuilder::visit(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](memref::AllocOp alloc) { return visitAlloc(alloc); })
+      .Case([&](memref::ViewOp view) { return visitView(view); })
+      .Case<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
+            memref::CastOp, memref::ReinterpretCastOp>(
+          // Each views its operand #0.
+          [&](Operation *view) {
+            return visitReshape(view, view->getOperand(0));
+          })
+      .Case([&](mw::KernelOp kernel) { return visitKernel(kernel); })
+      .Case([&](func::ReturnOp ret) { return visitReturn(ret); })
+      // Constants feed view offsets; deallocation is the runtime's business.
+      .Case<arith::ConstantOp, memref::DeallocOp>(
+          [](Operation *) { return success(); })
+      .Default([](Operation *other) {
+        return other->emitOpError(
+            "cannot be part of a plan: mw-translate takes mw.kernel, "
+            "memref.alloc/view/dealloc, static memref views and "
+            "arith.constant");
+      });
+}
+
+FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
+  auto attr = [&](StringRef name) -> FailureOr<uint64_t> {
+    auto attr = func->getAttrOfType<IntegerAttr>(name);
+    std::optional<int64_t> value = attr ? toInt64(attr) : std::nullopt;
+    if (!value || *value < 0)
+      return emitError(func.getLoc(), "@")
+             << func.getSymName() << " has no non-negative integer " << name
+             << ": plan it with mw-opt --mw-static-arena";
+    return *value;
+  };
+  FailureOr<uint64_t> size = attr("mw.arena_size"),
+                      alignment = attr("mw.arena_alignment"),
+                      lowerBound = attr("mw.lower_bound");
+  if (failed(size) || failed(alignment) || failed(lowerBound))
+    return failure();
+  arenaSize = *size;
+  if (!func.getBody().hasOneBlock())
+    return emitError(func.getLoc(), "@")
+           << func.getSymName() << " has several blocks; a plan is one "
+           << "straight line of ops";
+
+  Operation *ret = func.getBody().front().getTerminator();
+  for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto alloc = dyn_cast<memref::AllocOp>(def)) {
+        returnedAllocs.try_emplace(alloc, i);
+        break;
+      }
+      auto view = dyn_cast<ViewLikeOpInterface>(def);
+      if (!view)
+        break;
+      v = view.getViewSource();
+    }
+  }
+  if (failed(addArguments()))
+    return failure();
+  for (Operation &op : func.getBody().front())
+    if (failed(visit(&op)))
+      return failure();
+
+  // A step rematerialized under a budget: the plan's peak must fit it (the
+  // check --mw-verify-plan makes, on what the runtime will allocate).
+  uint64_t peakBudget = 0;
+  if (auto budget = func->getAttrOfType<IntegerAttr>("mw.remat.budget_bytes")) {
+    std::optional<int64_t> value = toInt64(budget);
+    if (!value || *value <= 0)
+      return emitError(func.getLoc(), "@")
+             << func.getSymName()
+             << " has a mw.remat.budget_bytes that is not a positive integer";
+    uint64_t peak = arenaSize + static_cast<uint64_t>(persistentBytes);
+    if (peak > static_cast<uint64_t>(*value))
+      return emitError(func.getLoc(), "the plan of @")
+             << func.getSymName() << " peaks at " << peak << " B (arena "
+             << arenaSize << " B + persistent " << persistentBytes
+             << " B), over its rematerialization budget " << *value
+             << " B (mw.remat.budget_bytes)";
+    peakBudget = *value;
+  }
+
+  auto name = string(func.getSymName());
+  auto persistentsOffset = fbb.CreateVector(persistents);
+  auto kernelsOffset = fbb.CreateVector(kernels);
+  auto resultsOffset = fbb.CreateVector(results);
+  mwplan::FinishPlanBuffer(
+      fbb, mwplan::CreatePlan(fbb, mwrt::kMwPlanVersion, name, *size,
+                              *alignment, *lowerBound, persistentsOffset,
+                              kernelsOffset, resultsOffset, peakBudget));
+  fb::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
+  if (!mwplan::VerifyPlanBuffer(verifier))
+    return emitError(func.getLoc(), "internal error: the plan of @")
+           << func.getSymName() << " does not verify against mwplan.fbs";
+  return fbb.Release();
+}
+
+/// The function to translate: `function` when set, else the only planned one,
+/// else train_step.
+static FailureOr<func::FuncOp> selectFunction(Operation *op,
+                                              StringRef function) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a builtin.module");
+  auto notPlanned = [](func::FuncOp func) {
+    return emitError(func.getLoc(), "@")
+           << func.getSymName() << " is not planned (no mw.arena_size): run "
+           << "mw-opt --mw-bufferize --mw-static-arena first";
+  };
+  if (!function.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func || func.isExternal())
+      return module.emitError("no function with a body named '")
+             << function << "'";
+    if (!func->hasAttr("mw.arena_size"))
+      return notPlanned(func);
+    return func;
+  }
+  SmallVector<func::FuncOp> planned, all;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    all.push_back(func);
+    if (func->hasAttr("mw.arena_size"))
+      planned.push_back(func);
+  }
+  if (planned.size() == 1)
+    return planned.front();
+  for (func::FuncOp func : planned)
+    if (func.getSymName() == "train_step")
+      return func;
+  if (all.empty())
+    return module.emitError("no function with a body in the module");
+  if (planned.empty() && all.size() == 1)
+    return notPlanned(all.front());
+  InFlightDiagnostic diag = module.emitError();
+  if (planned.empty())
+    diag << "no planned function (with mw.arena_size) among: ";
+  else
+    diag << "several planned functions, choose one with "
+            "--mw-plan-function: ";
+  llvm::interleaveComma(planned.empty() ? all : planned, diag,
+                        [&](func::FuncOp f) { diag << "@" << f.getSymName(); });
+  return diag;
+}
+
+static FailureOr<fb::DetachedBuffer> buildPlan(Operation *op,
+                                               const mw::PlanOptions &options) {
+  FailureOr<func::FuncOp> func = selectFunction(op, options.function);
+  if (failed(func))
+    return failure();
+  return PlanBuilder(*func).build();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+LogicalResult mw::translateToPlan(Operation *module, raw_ostream &os,
+                                  const PlanOptions &options) {
+  FailureOr<fb::DetachedBuffer> plan = buildPlan(module, options);
+  if (failed(plan))
+    return failure();
+  os.write(reinterpret_cast<const char *>(plan->data()), plan->size());
+  return success();
+}
+
+LogicalResult mw::translateToPlanJson(Operation *module, raw_ostream &os,
+                                      const PlanOptions &options) {
+  FailureOr<fb::DetachedBuffer> plan = buildPlan(module, options);
+  if (failed(plan))
+    return failure();
+  mw::writePlanJson(*mwplan::GetPlan(plan->data()), os);
+  return success();
+}

@@ -1,0 +1,39 @@
+// --mw-train-pipeline takes --mw-static-arena's options: the pass parses them
+// (so a bad value gets the pass's error), and --help lists the pass's own
+// flags, descriptions and types under the pipeline.
+// RUN: not mw-opt %s --mw-train-pipeline="alignment=abc" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VALUE
+// RUN: not mw-opt %s --mw-train-pipeline="nope=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not mw-opt %s --pass-pipeline="builtin.module(mw-train-pipeline{alignment=abc})" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TEXTUAL
+// RUN: not mw-opt %s --mw-train-pipeline="strategy=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not mw-opt %s --mw-train-pipeline="alignment=48" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALIGN
+// Every option of the pass works, time-limit included.
+// RUN: mw-opt %s --mw-train-pipeline="strategy=exact time-limit=5 alignment=64" | FileCheck %s --check-prefix=PLAN
+// RUN: mw-opt --help | FileCheck %s --check-prefix=HELP
+
+// VALUE: for the --alignment option: 'abc' value invalid for long argument!
+// NAME: no such option nope
+// TEXTUAL: for the --alignment option: 'abc' value invalid for long argument!
+// TEXTUAL: failed to add `mw-train-pipeline` with options `alignment=abc`
+// STRATEGY: error: mw-static-arena: unknown strategy 'bogus' (expected naive, greedy-size
+// ALIGN: error: mw-static-arena: alignment 48 is not a positive power of two
+
+// PLAN-LABEL: func.func @step
+// PLAN-SAME: mw.arena_alignment = 64 : i64, mw.arena_size = 128 : i64
+
+// HELP:      --mw-static-arena
+// HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC:.+]]
+// HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC:.+]]
+// HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC:.+]]
+// HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC:.+]]
+// HELP:      --mw-train-pipeline
+// HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
+// HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
+// HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC]]
+// HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC]]
+
+func.func @step(%x: tensor<4x8xf32> {mw.role = #mw.role<input>}, %w: tensor<8x8xf32> {mw.role = #mw.role<param>})
+    -> (tensor<4x8xf32> {mw.role = #mw.role<output>}) {
+  %y = mw.exp %x : tensor<4x8xf32>
+  %z = mw.matmul %y, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
