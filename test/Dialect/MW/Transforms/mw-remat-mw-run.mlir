@@ -14,6 +14,6 @@
 // RUN: grep '^step [0-9]' %t.out | awk '{print $4}' > %t.l
 // RUN: grep '^step [0-9]' %t.rout | awk '{print $4}' | diff %t.l -
 // RUN: grep '^step [0-9]' %t.aout | awk '{print $4}' | diff %t.l -
-// RUN: python3 %S/../Runtime/Inputs/compare_safetensors.py %t.w %t.rw | FileCheck %s
-// RUN: python3 %S/../Runtime/Inputs/compare_safetensors.py %t.w %t.aw | FileCheck %s
+// RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.w %t.rw | FileCheck %s
+// RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.w %t.aw | FileCheck %s
 // CHECK: compared 85 tensors, 0 mismatches
