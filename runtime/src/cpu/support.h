@@ -8,8 +8,9 @@
 // FloatDst and IntDst collect results the same way and round, wrap and
 // scatter them into the real output on commit(). A kernel is then written
 // once, as the evaluator's loop, for every dtype and layout. Also here: the
-// f16/bf16 conversions, row-major and broadcast index walks, and KernelCall,
-// which carries one call's tensors and attributes and formats its errors.
+// f16/bf16 conversions by DType (mwrt/formulas.h's), broadcast strides (the
+// walk itself is mwrt/index_walk.h's), and KernelCall, which carries one
+// call's tensors and attributes and formats its errors.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,9 +1,11 @@
 //===- kernels.cu - The CUDA backend's kernels ----------------------------===//
 //
 // Device code for every mw op except matmul (cuBLASLt, backend_cuda.cpp) and
-// constants (computed once by the CPU kernel and copied). Each kernel repeats
-// the CPU kernel's formula (src/cpu) in f32, with the same rounding on store;
-// it is compiled with -fmad=false so products and sums round as on the CPU.
+// constants (computed once by the CPU kernel and copied). Each kernel computes
+// with the formulas the CPU kernels and the evaluator use (mwrt/formulas.h;
+// elementwise ops through the generated op table's dispatch) in f32, with the
+// same rounding on store; it is compiled with -fmad=false so products and
+// sums round as on the CPU.
 // Reductions run one thread block per group with a fixed tree, so results
 // repeat run to run but may differ from the CPU's sequential order; the
 // kernels whose CPU loops accumulate across rows (layer_norm_grad's gamma and
