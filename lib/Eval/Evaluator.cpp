@@ -1423,25 +1423,14 @@ typename Interpreter<Real>::Results Interpreter<Real>::adamw(AdamWOp op) {
   double b2 = op.getBeta2().convertToDouble();
   double eps = op.getEps().convertToDouble();
   double wd = op.getWeightDecay().convertToDouble();
-  // Scalars in double, as PyTorch computes them on the host; elements in f32.
-  Real decay = static_cast<Real>(1.0 - lr * wd);
-  Real bc1 = static_cast<Real>(1.0 - std::pow(b1, t));
-  Real bc2 = static_cast<Real>(1.0 - std::pow(b2, t));
-  Real fb1 = static_cast<Real>(b1), fb2 = static_cast<Real>(b2);
-  // 1 - beta in double: 1.0f - Real(0.999) is 0.00099998713, 1.3e-5 off.
-  Real omb1 = static_cast<Real>(1.0 - b1);
-  Real omb2 = static_cast<Real>(1.0 - b2);
-  Real flr = static_cast<Real>(lr), feps = static_cast<Real>(eps);
-  for (int64_t n = 0, e = p.numElements(); n < e; ++n) {
-    Real gi = g.f[n];
-    Real pi = p.f[n] * decay;
-    Real mi = fb1 * m.f[n] + omb1 * gi;
-    Real vi = fb2 * v.f[n] + omb2 * gi * gi;
-    Real mhat = mi / bc1, vhat = vi / bc2;
-    p.f[n] = pi - flr * mhat / (std::sqrt(vhat) + feps);
-    m.f[n] = mi;
-    v.f[n] = vi;
-  }
+  // Scalars in double, as PyTorch computes them on the host (formulas.h).
+  namespace F = mwrt::formulas;
+  auto sc = F::adamWScalars<Real>(
+      lr, b1, b2, eps, wd, static_cast<Real>(F::biasCorrection(b1, t)),
+      static_cast<Real>(F::biasCorrection(b2, t)));
+  for (int64_t n = 0, e = p.numElements(); n < e; ++n)
+    F::adamWElement(sc, p.f[n], g.f[n], m.f[n], v.f[n], p.f[n], m.f[n],
+                    v.f[n]);
   round(p);
   round(m);
   round(v);

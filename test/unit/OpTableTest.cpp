@@ -68,9 +68,10 @@ TEST(OpTable, AliasingAgreesWithTheInPlaceTraits) {
     mwrt::OpKind kind;
     ASSERT_TRUE(mwrt::parseOpKind(name.getStringRef().str(), kind));
     // Whatever the compiler writes in place, the runtime must accept.
-    if (name.hasInterface<mw::InPlaceOpInterface>())
+    if (name.hasInterface<mw::InPlaceOpInterface>()) {
       EXPECT_STREQ(alias[static_cast<int>(kind)], "InPlace")
           << name.getStringRef().str();
+    }
   }
 }
 

@@ -5,8 +5,8 @@
 // backend (runtime/src/cuda) share, in the manner of XLA's elemental IR
 // emitter, which serves its CPU and GPU backends from one formula per op:
 // elementwise ops and their derivatives, the f16/bf16 encodings and rounding,
-// the normalization of a row (layer_norm, rms_norm and their gradients), and
-// DeepSpeed's dynamic loss-scale update.
+// the normalization of a row (layer_norm, rms_norm and their gradients),
+// AdamW's update, and DeepSpeed's dynamic loss-scale update.
 // Each formula is a template on the element type it computes in (float in
 // the runtime and the evaluator's f32 mode, double in the evaluator's f64
 // mode used for finite differences), and is __host__ __device__ under nvcc.
@@ -57,6 +57,13 @@ MWRT_MATH1(sqrt, sqrtf)
 MWRT_MATH1(erf, erff)
 MWRT_MATH1(fabs, fabsf)
 #undef MWRT_MATH1
+MWRT_HD double mpow(double x, double y) {
+#if defined(__CUDA_ARCH__)
+  return ::pow(x, y);
+#else
+  return std::pow(x, y);
+#endif
+}
 
 template <typename T> MWRT_HD bool isNaN(T x) { return x != x; }
 
@@ -422,6 +429,55 @@ void rmsNormGradRow(const T *x, const T *gamma, const T *dy, T rstd, int64_t d,
     T dxhat = dy[j] * gamma[j];
     dx[j] = rmsNormGradElement(dxhat, xhat, rstd, s2, fd);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// AdamW: torch.optim.AdamW's update, scalars in double, elements in T
+//===----------------------------------------------------------------------===//
+
+/// The scalars of one AdamW update, computed in double as PyTorch computes
+/// them on the host, then narrowed to T for the elements.
+template <typename T> struct AdamWScalars {
+  T decay;         ///< 1 - lr * weight_decay
+  T beta1, beta2;
+  T oneMinusBeta1; ///< 1 - beta in double: 1.0f - float(0.999) is 1.3e-5 off
+  T oneMinusBeta2;
+  T lr, eps;
+  T bc1, bc2;      ///< bias corrections 1 - beta^step
+};
+
+/// 1 - beta^step, AdamW's bias correction (step is 1-based).
+MWRT_HD double biasCorrection(double beta, double step) {
+  return 1.0 - mpow(beta, step);
+}
+
+template <typename T>
+MWRT_HD AdamWScalars<T> adamWScalars(double lr, double beta1, double beta2,
+                                     double eps, double weightDecay, T bc1,
+                                     T bc2) {
+  return {static_cast<T>(1.0 - lr * weightDecay),
+          static_cast<T>(beta1),
+          static_cast<T>(beta2),
+          static_cast<T>(1.0 - beta1),
+          static_cast<T>(1.0 - beta2),
+          static_cast<T>(lr),
+          static_cast<T>(eps),
+          bc1,
+          bc2};
+}
+
+/// One element of AdamW: decoupled weight decay, then the moment updates and
+/// the bias-corrected step.
+template <typename T>
+MWRT_HD void adamWElement(const AdamWScalars<T> &s, T p, T g, T m, T v,
+                          T &newP, T &newM, T &newV) {
+  T pi = p * s.decay;
+  T mi = s.beta1 * m + s.oneMinusBeta1 * g;
+  T vi = s.beta2 * v + s.oneMinusBeta2 * g * g;
+  T mhat = mi / s.bc1, vhat = vi / s.bc2;
+  newP = pi - s.lr * mhat / (msqrt(vhat) + s.eps);
+  newM = mi;
+  newV = vi;
 }
 
 //===----------------------------------------------------------------------===//

@@ -68,26 +68,15 @@ mwrt_status runAdamW(KernelCall &c) {
     return c.fail("adamw step must be >= 1 (the 1-based count of this "
                   "update), got ",
                   t);
-  // Scalars in double, as PyTorch computes them on the host; elements in f32.
-  float decay = static_cast<float>(1.0 - lr * wd);
-  float bc1 = static_cast<float>(1.0 - std::pow(b1, t));
-  float bc2 = static_cast<float>(1.0 - std::pow(b2, t));
-  float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
-  float omb1 = static_cast<float>(1.0 - b1),
-        omb2 = static_cast<float>(1.0 - b2);
-  float flr = static_cast<float>(lr), feps = static_cast<float>(eps);
+  // Scalars in double, as PyTorch computes them on the host (formulas.h).
+  auto sc = formulas::adamWScalars<float>(
+      lr, b1, b2, eps, wd, static_cast<float>(formulas::biasCorrection(b1, t)),
+      static_cast<float>(formulas::biasCorrection(b2, t)));
   FloatSrc p(c.in(0)), g(c.in(1)), m(c.in(2)), v(c.in(3));
   FloatDst newP(c.out(0)), newM(c.out(1)), newV(c.out(2));
-  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n) {
-    float gi = g[n];
-    float pi = p[n] * decay;
-    float mi = fb1 * m[n] + omb1 * gi;
-    float vi = fb2 * v[n] + omb2 * gi * gi;
-    float mhat = mi / bc1, vhat = vi / bc2;
-    newP[n] = pi - flr * mhat / (std::sqrt(vhat) + feps);
-    newM[n] = mi;
-    newV[n] = vi;
-  }
+  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n)
+    formulas::adamWElement(sc, p[n], g[n], m[n], v[n], newP[n], newM[n],
+                           newV[n]);
   newP.commit();
   newM.commit();
   newV.commit();

@@ -648,42 +648,40 @@ __global__ void adamScalarsKernel(TDesc step, double b1, double b2,
     raise(err, kErrAdamStep);
     t = 1.0;
   }
-  out[0] = static_cast<float>(1.0 - pow(b1, t));
-  out[1] = static_cast<float>(1.0 - pow(b2, t));
+  out[0] = static_cast<float>(formulas::biasCorrection(b1, t));
+  out[1] = static_cast<float>(formulas::biasCorrection(b2, t));
 }
 
 /// One element of adamw; the per-tensor and the multi-tensor kernels share
 /// it, so both give the same bits.
 __device__ __forceinline__ void adamWElement(const AdamArgs &a, int64_t i,
-                                             float decay, float fb1, float fb2,
-                                             float omb1, float omb2, float lr,
-                                             float eps, float bc1, float bc2) {
-  float gi = at(a.g, i);
-  float pi = at(a.p, i) * decay;
-  float mi = fb1 * at(a.m, i) + omb1 * gi;
-  float vi = fb2 * at(a.v, i) + omb2 * gi * gi;
-  float mhat = mi / bc1, vhat = vi / bc2;
-  put(a.np, i, pi - lr * mhat / (sqrtf(vhat) + eps));
-  put(a.nm, i, mi);
-  put(a.nv, i, vi);
+                                             const formulas::AdamWScalars<float> &sc) {
+  float np, nm, nv;
+  formulas::adamWElement(sc, at(a.p, i), at(a.g, i), at(a.m, i), at(a.v, i),
+                         np, nm, nv);
+  put(a.np, i, np);
+  put(a.nm, i, nm);
+  put(a.nv, i, nv);
 }
 
-__global__ void adamWKernel(AdamArgs a, int64_t n, float decay, float fb1,
-                            float fb2, float omb1, float omb2, float lr,
-                            float eps, const float *bc) {
-  float bc1 = bc[0], bc2 = bc[1];
+/// `sc` without its bias corrections, which the step's kernel wrote to `bc`.
+__global__ void adamWKernel(AdamArgs a, int64_t n,
+                            formulas::AdamWScalars<float> sc, const float *bc) {
+  sc.bc1 = bc[0];
+  sc.bc2 = bc[1];
   MW_FOR(i, n)
-    adamWElement(a, i, decay, fb1, fb2, omb1, omb2, lr, eps, bc1, bc2);
+    adamWElement(a, i, sc);
 }
 
 /// Element i of the group's concatenated index space belongs to the last
 /// tensor whose start is <= i (binary search over `starts`).
 __global__ void multiTensorAdamWKernel(const AdamArgs *tensors,
                                        const int64_t *starts, int count,
-                                       int64_t total, float decay, float fb1,
-                                       float fb2, float omb1, float omb2,
-                                       float lr, float eps, const float *bc) {
-  float bc1 = bc[0], bc2 = bc[1];
+                                       int64_t total,
+                                       formulas::AdamWScalars<float> sc,
+                                       const float *bc) {
+  sc.bc1 = bc[0];
+  sc.bc2 = bc[1];
   MW_FOR(i, total) {
     int lo = 0, hi = count - 1;
     while (lo < hi) {
@@ -693,8 +691,7 @@ __global__ void multiTensorAdamWKernel(const AdamArgs *tensors,
       else
         hi = mid - 1;
     }
-    adamWElement(tensors[lo], i - starts[lo], decay, fb1, fb2, omb1, omb2, lr,
-                 eps, bc1, bc2);
+    adamWElement(tensors[lo], i - starts[lo], sc);
   }
 }
 
@@ -941,10 +938,8 @@ cudaError_t launchAdamW(const TDesc &newP, const TDesc &newM,
     return cudaSuccess;
   AdamArgs a{p, g, m, v, newP, newM, newV};
   adamWKernel<<<gridFor(n), kBlock, 0, s>>>(
-      a, n, static_cast<float>(1.0 - lr * wd), static_cast<float>(b1),
-      static_cast<float>(b2), static_cast<float>(1.0 - b1),
-      static_cast<float>(1.0 - b2), static_cast<float>(lr),
-      static_cast<float>(eps), scratch);
+      a, n, formulas::adamWScalars<float>(lr, b1, b2, eps, wd, 1.0f, 1.0f),
+      scratch);
   return cudaGetLastError();
 }
 
@@ -959,10 +954,8 @@ cudaError_t launchMultiTensorAdamW(const AdamArgs *tensors,
   if (count == 0 || total == 0)
     return cudaSuccess;
   multiTensorAdamWKernel<<<gridFor(total), kBlock, 0, s>>>(
-      tensors, starts, count, total, static_cast<float>(1.0 - lr * wd),
-      static_cast<float>(b1), static_cast<float>(b2),
-      static_cast<float>(1.0 - b1), static_cast<float>(1.0 - b2),
-      static_cast<float>(lr), static_cast<float>(eps), scratch);
+      tensors, starts, count, total,
+      formulas::adamWScalars<float>(lr, b1, b2, eps, wd, 1.0f, 1.0f), scratch);
   return cudaGetLastError();
 }
 
