@@ -751,6 +751,16 @@ TEST(CpuKernels, ClampAndItsGradient) {
   EXPECT_TRUE(sameFloats(dx, {0, 20, 30, 0, 0}));
 }
 
+TEST(CpuKernels, WaitIsInPlaceOrACopy) {
+  Buf x = f32({3}, {1, 2, 3}), r = out(DType::F32, {3});
+  EXPECT_OK(run(OpKind::Wait, {&x}, {&r}));
+  EXPECT_TRUE(sameFloats(r, {1, 2, 3}));
+  EXPECT_OK(run(OpKind::Wait, {&x}, {&x})); // in place: nothing moves
+  EXPECT_TRUE(sameFloats(x, {1, 2, 3}));
+  Buf wrong = out(DType::F32, {2});
+  EXPECT_FALSE(run(OpKind::Wait, {&x}, {&wrong}) == MWRT_OK);
+}
+
 TEST(CpuKernels, UnaryRoundsToHalfTypes) {
   Buf x = f16({2}, {1, 2}), r = out(DType::F16, {2});
   EXPECT_OK(run(OpKind::Exp, {&x}, {&r}));

@@ -75,8 +75,9 @@ enum class OpKind {
   FoundInf,
   Select,
   LossScaleUpdate,
+  Wait,
 };
-inline constexpr int kNumOpKinds = 53;
+inline constexpr int kNumOpKinds = 54;
 
 /// X(Kind, "mw.name", minOperands, maxOperands, minResults, maxResults, Alias,
 ///   "attribute names", Kernel): max -1 means variadic; Alias says whether a
@@ -137,6 +138,7 @@ inline constexpr int kNumOpKinds = 53;
   X(FoundInf, "mw.found_inf", 1, -1, 1, 1, None, "", FoundInf) \
   X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select) \
   X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace, "window hysteresis min_scale factor", LossScaleUpdate) \
+  X(Wait, "mw.wait", 1, 1, 1, 1, InPlace, "", Wait) \
 
 
 /// The op's full name, "mw.add".

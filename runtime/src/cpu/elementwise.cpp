@@ -276,4 +276,16 @@ mwrt_status runSelect(KernelCall &c) {
   return MWRT_OK;
 }
 
+mwrt_status runWait(KernelCall &c) {
+  const TensorRef &in = c.in(0), &out = c.out(0);
+  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
+  // The CPU backend runs collectives to completion where they stand, so a
+  // wait has nothing to wait for; in place it moves nothing either.
+  if (in.data == out.data && stridesOf(in) == stridesOf(out))
+    return MWRT_OK;
+  copyElements(out.data, stridesOf(out), in.data, stridesOf(in), 0, out.shape,
+               dtypeSize(out.dtype));
+  return MWRT_OK;
+}
+
 } // namespace mwrt::cpu

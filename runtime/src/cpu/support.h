@@ -248,6 +248,8 @@ mwrt_status checkElementwise(const KernelCall &c, Shape &shape,
                              double *params);
 mwrt_status runCast(KernelCall &c);
 mwrt_status runSelect(KernelCall &c);
+/// mw.wait: the result is the operand (in place; a copy otherwise).
+mwrt_status runWait(KernelCall &c);
 mwrt_status runFoundInf(KernelCall &c);
 // optimizers.cpp
 /// adamw's and sgd's attributes with their defaults (the ops' ODS

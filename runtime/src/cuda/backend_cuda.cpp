@@ -1169,6 +1169,19 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
                                           stream));
     return MWRT_OK;
   }
+  case OpKind::Wait: {
+    // Collectives run on the backend's stream in order until the NCCL path
+    // gives them a stream of their own; then this waits on its event.
+    MWRT_TRY(c.expectSameType(o0, "result", c.in(0), "input"));
+    if (o0.data == c.in(0).data &&
+        cpu::stridesOf(o0) == cpu::stridesOf(c.in(0)))
+      return MWRT_OK;
+    TDesc src, dst;
+    MWRT_TRY(in(0, src));
+    MWRT_TRY(out(0, dst));
+    MWRT_CUDA_CHECK(launchCopy(dst, src, size0, stream));
+    return MWRT_OK;
+  }
   default: // the ops with a formula, run above
     break;
   }

@@ -1689,3 +1689,22 @@ func.func @splat_out_of_range_for_i64() -> tensor<2xi64> {
   %0 = mw.splat 1.0e+20 : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+func.func @wait_not_collective(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = mw.exp %x : tensor<4xf32>
+  // expected-error@+1 {{'mw.wait' op waits for 'mw.exp', which is not an asynchronous collective (a mesh op)}}
+  %w = mw.wait %e : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+mesh.mesh @dp(shape = 2)
+func.func @wait_second_use(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r = mesh.all_reduce %x on @dp mesh_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  // expected-error@+1 {{'mw.wait' op must be the only use of its collective's result, so that nothing reads it before it completes}}
+  %w = mw.wait %r : tensor<4xf32>
+  return %w, %r : tensor<4xf32>, tensor<4xf32>
+}

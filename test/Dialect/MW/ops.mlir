@@ -686,3 +686,15 @@ func.func @train_step(
 // CHECK-SAME: -> (tensor<8xf16> {mw.role = #mw.role<param>}, tensor<f32> {mw.role = #mw.role<output>})
 func.func private @external_step(tensor<8xf16> {mw.role = #mw.role<param>}, tensor<8xf16> {mw.role = #mw.role<grad>})
     -> (tensor<8xf16> {mw.role = #mw.role<param>}, tensor<f32> {mw.role = #mw.role<output>})
+
+// -----
+
+// CHECK-LABEL: func.func @wait
+// CHECK: %[[G:.*]] = mesh.all_gather
+// CHECK: mw.wait %[[G]] : tensor<8xf32>
+mesh.mesh @dp(shape = 4)
+func.func @wait(%x: tensor<2xf32>) -> tensor<8xf32> {
+  %g = mesh.all_gather %x on @dp mesh_axes = [0] gather_axis = 0 : tensor<2xf32> -> tensor<8xf32>
+  %w = mw.wait %g : tensor<8xf32>
+  return %w : tensor<8xf32>
+}

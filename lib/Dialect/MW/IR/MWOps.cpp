@@ -735,6 +735,22 @@ LogicalResult FoundInfOp::verify() {
   return success();
 }
 
+LogicalResult WaitOp::verify() {
+  // Inside a kernel body (after --mw-form-kernels) the operand is the
+  // kernel's argument; the pairing was checked on tensors.
+  Operation *start = getInput().getDefiningOp();
+  if (!start)
+    return success();
+  if (start->getDialect()->getNamespace() != "mesh")
+    return emitOpError("waits for '")
+           << start->getName()
+           << "', which is not an asynchronous collective (a mesh op)";
+  if (!getInput().hasOneUse())
+    return emitOpError("must be the only use of its collective's result, "
+                       "so that nothing reads it before it completes");
+  return success();
+}
+
 LogicalResult SelectOp::verify() {
   if (failed(expectSameType(*this, getFalseValue(), "false_value",
                             getTrueValue(), "true_value")) ||

@@ -1154,6 +1154,43 @@ def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", [MW_TiedResults<"1, 2, 3, 
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace, SameOperandsAndResultType]> {
+  let runtimeKernel = "Wait";
+  let summary = "waits for an asynchronous collective";
+  let description = [{
+    The collectives of a ZeRO step are upstream `mesh` ops (`mesh.all_reduce`,
+    `mesh.reduce_scatter`, `mesh.all_gather`) on tensors. When --mw-zero lets
+    one overlap the compute that follows it (`overlap=on`), the collective is
+    the start and `mw.wait` the completion: the result is the collective's
+    result, available from here on. The collective's only use is the wait,
+    so its buffer is live (in flight) from the collective to the wait and the
+    static arena holds it there; the runtime starts the collective where it
+    stands and blocks at the wait. Bufferized, the wait is in place: its
+    result is the collective's buffer. No gradient: collectives are
+    introduced after --mw-autodiff. Cost: 0 FLOPs, no bytes.
+
+    ```mlir
+    %g = mesh.all_gather %p on @dp mesh_axes = [0] gather_axis = 0
+        : tensor<256xbf16> -> tensor<1024xbf16>
+    // ... compute that does not need %g ...
+    %w = mw.wait %g : tensor<1024xbf16>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead() { return 0; }
+    int64_t getBytesWritten() { return 0; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels: destination-passing form for bufferization
 //===----------------------------------------------------------------------===//
 
