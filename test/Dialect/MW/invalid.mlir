@@ -84,16 +84,38 @@ func.func @duplicate_result_names(%a: tensor<4xf32>) -> (tensor<4xf32> {mw.name 
 
 // -----
 
-// expected-error@+1 {{'func.func' op unknown mw argument attribute 'mw.rol' (expected 'mw.role' or 'mw.name')}}
+// expected-error@+1 {{'func.func' op unknown mw argument attribute 'mw.rol' (expected 'mw.role', 'mw.name' or 'mw.shard')}}
 func.func @unknown_argument_attribute(%x: tensor<4xf32> {mw.rol = #mw.role<param>}) {
   return
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op unknown mw result attribute 'mw.shard' (expected 'mw.role' or 'mw.name')}}
-func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.shard = 0 : i64}) {
+// expected-error@+1 {{'func.func' op unknown mw result attribute 'mw.shards' (expected 'mw.role', 'mw.name' or 'mw.shard')}}
+func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.shards = 0 : i64}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.shard' of result #0 must be a dictionary}}
+func.func @shard_not_dictionary(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.shard = 0 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// 2 + 6 elements over 2 ranks are pieces of 4, not 3.
+// expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 describes 8 elements over 2 ranks, which a piece of type 'tensor<3xf32>' does not hold}}
+func.func @shard_wrong_piece(%x: tensor<3xf32> {mw.shard = {members = ["b", "w"], sizes = array<i64: 2, 6>, ranks = 2}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 must name one string member per size}}
+func.func @shard_members(%x: tensor<4xf32> {mw.shard = {members = ["b"], sizes = array<i64: 2, 6>, ranks = 2}}) {
+  return
 }
 
 // -----

@@ -184,6 +184,44 @@ static LogicalResult verifyName(FunctionOpInterface func, StringRef what,
   return success();
 }
 
+/// mw.shard = {members = ["a", "b"], sizes = array<i64: 6, 2>, ranks = 2}:
+/// the 1-D piece of a bucket holding the named parameters' elements
+/// flattened in order (sizes each), padded to a multiple of `ranks` and cut
+/// into `ranks` equal pieces.
+static LogicalResult verifyShard(Operation *op, StringRef what, unsigned index,
+                                 Type type, Attribute value) {
+  auto fail = [&]() {
+    return op->emitOpError()
+           << "'" << MWDialect::kShardAttrName << "' of " << what << " #"
+           << index;
+  };
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  if (!dict)
+    return fail() << " must be a dictionary";
+  auto members = dict.getAs<ArrayAttr>("members");
+  auto sizes = dict.getAs<DenseI64ArrayAttr>("sizes");
+  auto ranks = dict.getAs<IntegerAttr>("ranks");
+  if (!members || !sizes || !ranks)
+    return fail() << " needs 'members' (strings), 'sizes' (array<i64>) and "
+                     "'ranks' (an integer)";
+  if (members.size() != static_cast<size_t>(sizes.size()) ||
+      !llvm::all_of(members, [](Attribute a) { return isa<StringAttr>(a); }))
+    return fail() << " must name one string member per size";
+  int64_t n = ranks.getInt(), total = 0;
+  for (int64_t size : sizes.asArrayRef()) {
+    if (size < 0)
+      return fail() << " has a negative size";
+    total += size;
+  }
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (n < 1 || !shaped || shaped.getRank() != 1 || !shaped.hasStaticShape() ||
+      shaped.getDimSize(0) != (total + n - 1) / n)
+    return fail() << " describes " << total << " elements over " << n
+                  << " ranks, which a piece of type " << type
+                  << " does not hold";
+  return success();
+}
+
 static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
                                         NamedAttribute attr, bool isResult) {
   StringRef what = isResult ? "result" : "argument";
@@ -209,10 +247,13 @@ static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
     return verifyRole(op, what, index, type, attr.getValue(), isResult);
   if (attr.getName() == MWDialect::kNameAttrName)
     return verifyName(func, what, index, type, attr.getValue(), isResult);
+  if (attr.getName() == MWDialect::kShardAttrName)
+    return verifyShard(op, what, index, type, attr.getValue());
   return op->emitOpError() << "unknown mw " << what << " attribute '"
                            << attr.getName().getValue() << "' (expected '"
-                           << MWDialect::kRoleAttrName << "' or '"
-                           << MWDialect::kNameAttrName << "')";
+                           << MWDialect::kRoleAttrName << "', '"
+                           << MWDialect::kNameAttrName << "' or '"
+                           << MWDialect::kShardAttrName << "')";
 }
 
 LogicalResult MWDialect::verifyRegionArgAttribute(Operation *op,

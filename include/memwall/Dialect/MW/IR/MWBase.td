@@ -48,6 +48,9 @@ def MW_Dialect : Dialect {
     /// arguments and results.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "mw.role";
     static constexpr ::llvm::StringLiteral kNameAttrName = "mw.name";
+    /// On a ZeRO step's sharded argument or result (--mw-zero): which
+    /// parameters' elements its rank-local piece holds (docs/zero.md).
+    static constexpr ::llvm::StringLiteral kShardAttrName = "mw.shard";
   }];
 }
 

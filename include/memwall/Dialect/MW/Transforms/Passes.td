@@ -307,4 +307,85 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def MwZero : Pass<"mw-zero", "ModuleOp"> {
+  let summary = "ZeRO data parallelism: one rank-generic SPMD training step";
+  let description = [{
+    Turns the training step of --mw-autodiff into the one program every
+    data-parallel rank runs (DESIGN.md decision 13), sharding optimizer
+    state (stage 1), gradients (stage 2) and parameters (stage 3) across
+    `ranks` ranks as DeepSpeed's ZeRO does. The batch (dimension 0 of every
+    `input` and `label` argument, and of every value computed from them) is
+    split across the ranks; gradients are summed across ranks and divided by
+    the rank count. Collectives are upstream `mesh` ops on a module-level
+    `mesh.mesh @dp(shape = N)`; with `overlap=on` each is a start whose
+    completion is an `mw.wait`, so its buffer is live (in flight) until the
+    wait.
+
+    Parameters are grouped, in the order their gradients are produced, into
+    buckets of at most the bucket size (a larger parameter is a bucket of its
+    own); each bucket is flattened and padded to a multiple of N, and rank r
+    owns the r-th piece of every bucket (docs/zero.md says why this departs
+    from DeepSpeed's one contiguous partition). Per stage:
+
+    - 0: each gradient bucket is all-reduced once its last gradient exists;
+    - 1: after the backward pass each bucket is reduce-scattered, the
+      optimizer updates the rank's pieces (its optimizer state is those
+      pieces only), and the updated pieces are all-gathered into the
+      parameters;
+    - 2: as 1, each bucket reduce-scattered as soon as its last gradient
+      exists, so the full gradient is never live at once;
+    - 3: parameters persist as pieces too; before each run of uses in the
+      forward and in the backward pass a bucket is all-gathered into a
+      transient buffer (prefetched one bucket ahead with overlap=on), and
+      parameters below `persistence-threshold` elements stay whole.
+
+    ```mlir
+    // stage 2, 2 ranks: the rank's piece of a gradient bucket
+    %flat = mw.concat %g0, %g1 axis = 0 : (tensor<96xf32>, tensor<32xf32>) -> tensor<128xf32>
+    %piece = mesh.reduce_scatter %flat on @dp mesh_axes = [0] scatter_axis = 0
+        : tensor<128xf32> -> tensor<64xf32>
+    ```
+
+    Sizes are element counts, as DeepSpeed's are. Explicit options override
+    the DeepSpeed configuration file given by `config`.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"-1",
+           "ZeRO stage: 0 (data parallel), 1 (optimizer state), 2 (and "
+           "gradients) or 3 (and parameters); default: the config's, else 0">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "Data-parallel ranks (required)">,
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "A DeepSpeed JSON configuration (zero_optimization, batch sizes)">,
+    Option<"reduceBucket", "reduce-bucket", "int64_t", /*default=*/"-1",
+           "Elements per gradient bucket (DeepSpeed reduce_bucket_size, "
+           "default 500000000)">,
+    Option<"allgatherBucket", "allgather-bucket", "int64_t", /*default=*/"-1",
+           "Elements per parameter all-gather bucket (allgather_bucket_size, "
+           "default 500000000)">,
+    Option<"prefetchBucket", "prefetch-bucket", "int64_t", /*default=*/"-1",
+           "Stage 3: elements gathered ahead of use "
+           "(stage3_prefetch_bucket_size, default 50000000)">,
+    Option<"persistenceThreshold", "persistence-threshold", "int64_t",
+           /*default=*/"-1",
+           "Stage 3: parameters with fewer elements stay whole "
+           "(stage3_param_persistence_threshold, default 100000)">,
+    Option<"maxLiveParameters", "max-live-parameters", "int64_t",
+           /*default=*/"-1",
+           "Stage 3: most gathered elements live at once "
+           "(stage3_max_live_parameters, default 1000000000)">,
+    Option<"overlap", "overlap", "std::string", /*default=*/"\"\"",
+           "on: collectives overlap compute (start/wait pairs); off: they "
+           "complete where they stand; default: the config's overlap_comm, "
+           "else off">,
+    Option<"function", "function", "std::string",
+           /*default=*/"\"train_step\"", "The training step to shard">,
+  ];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "Collectives inserted">,
+    Statistic<"numBuckets", "buckets", "Parameter buckets">,
+  ];
+  let dependentDialects = ["::mlir::mesh::MeshDialect"];
+}
+
 #endif // MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_TD

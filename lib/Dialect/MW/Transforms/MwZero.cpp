@@ -1,0 +1,918 @@
+//===- MwZero.cpp - ZeRO data parallelism as a program transformation -----===//
+//
+// --mw-zero turns a training step into the one SPMD program every
+// data-parallel rank runs (DESIGN.md decision 13). Three rewrites, in order:
+//
+//  1. The batch is split: dimension 0 of every `input` and `label` argument
+//     is divided by the rank count, and the new shapes are propagated to
+//     every value computed from them, op by op, with a rule per op (a value
+//     carries the batch in dimension 0 or not at all). Reductions over the
+//     batch (weight gradients, the loss) become per-rank partial results.
+//  2. Gradients are summed across ranks (mesh collectives over
+//     `mesh.mesh @dp`) in buckets and divided by the rank count; from stage 1
+//     on, each rank keeps and updates only its piece of every bucket.
+//  3. Stage 3 keeps parameters as pieces too and all-gathers each bucket
+//     before each run of its uses.
+//
+// The result is verified like any IR, so a rule that produced inconsistent
+// shapes is an error at the op, never a silently wrong program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Dialect/MW/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "mw-zero"
+
+namespace mlir::mw {
+#define GEN_PASS_DEF_MWZERO
+#include "memwall/Dialect/MW/Transforms/Passes.h.inc"
+} // namespace mlir::mw
+
+using namespace mlir;
+using namespace mlir::mw;
+
+namespace {
+
+constexpr StringLiteral kMeshName = "dp";
+
+/// DeepSpeed's defaults (deepspeed/runtime/zero/config.py), in elements.
+constexpr int64_t kDefaultReduceBucket = 500000000;
+constexpr int64_t kDefaultAllgatherBucket = 500000000;
+constexpr int64_t kDefaultPrefetchBucket = 50000000;
+constexpr int64_t kDefaultPersistenceThreshold = 100000;
+constexpr int64_t kDefaultMaxLiveParameters = 1000000000;
+
+RankedTensorType withDim0(RankedTensorType t, int64_t d0) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[0] = d0;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+int64_t numElements(Type t) {
+  return cast<RankedTensorType>(t).getNumElements();
+}
+
+//===----------------------------------------------------------------------===//
+// 1. Splitting the batch
+//===----------------------------------------------------------------------===//
+
+/// Which values carry the batch in dimension 0 (sharded) and which are sums
+/// or means over the batch (partial: each rank holds its share).
+struct BatchSplit {
+  llvm::DenseSet<Value> sharded, partial;
+  int64_t ranks;
+
+  bool isSharded(Value v) const { return sharded.contains(v); }
+  bool isPartial(Value v) const { return partial.contains(v); }
+};
+
+/// Divides dimension 0 of `v`'s type by the rank count.
+LogicalResult shardValue(BatchSplit &split, Value v, Operation *at) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() == 0)
+    return at->emitOpError("mw-zero: a batch-carrying value has no dimension "
+                           "0 to split");
+  int64_t d0 = type.getDimSize(0);
+  if (d0 % split.ranks)
+    return at->emitOpError("mw-zero: dimension 0 (")
+           << d0 << ") of " << type << " is not divisible by ranks="
+           << split.ranks;
+  v.setType(withDim0(type, d0 / split.ranks));
+  split.sharded.insert(v);
+  return success();
+}
+
+/// Applies the batch rule of `op`: whether each result carries the batch in
+/// dimension 0 or is partial, given its operands'.
+LogicalResult splitOp(BatchSplit &split, Operation *op) {
+  bool anySharded = llvm::any_of(op->getOperands(), [&](Value v) {
+    return split.isSharded(v);
+  });
+  bool anyPartial = llvm::any_of(op->getOperands(), [&](Value v) {
+    return split.isPartial(v);
+  });
+  if (!anySharded && !anyPartial)
+    return success();
+  auto shardAll = [&]() -> LogicalResult {
+    for (Value r : op->getResults())
+      if (failed(shardValue(split, r, op)))
+        return failure();
+    return success();
+  };
+  auto markPartial = [&]() -> LogicalResult {
+    for (Value r : op->getResults())
+      split.partial.insert(r);
+    return success();
+  };
+  auto unsupported = [&](StringRef why) -> LogicalResult {
+    return op->emitOpError("mw-zero cannot split the batch here: ") << why;
+  };
+
+  // Partial values (sums over the batch) stay partial through linear ops;
+  // anything else would need the complete value.
+  if (anyPartial && !anySharded) {
+    if (isa<AddOp, SubOp, NegOp, CastOp, ReshapeOp, ReduceSumOp, SliceOp,
+            ConcatOp, TransposeOp, BroadcastToOp>(op))
+      return markPartial();
+    if (isa<MulOp, DivOp>(op) && !split.isPartial(op->getOperand(1)))
+      return markPartial(); // scaled by a rank-independent value
+    if (isa<MulOp>(op) && !split.isPartial(op->getOperand(0)))
+      return markPartial();
+    if (isa<func::ReturnOp, AdamWOp, SgdOp, FoundInfOp, SelectOp>(op))
+      return success(); // reduced where the collectives go (below)
+    return unsupported("it is not linear in a sum over the batch (a "
+                       "gradient or the loss)");
+  }
+  if (anyPartial)
+    return unsupported("it mixes a per-sample value with a sum over the "
+                       "batch");
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      // Elementwise, with NumPy broadcasting: the batch stays in dimension 0
+      // when a sharded operand has the result's rank.
+      .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, NegOp, ExpOp, LogOp, TanhOp,
+            SqrtOp, RsqrtOp, ReciprocalOp, ReluOp, SigmoidOp, SiluOp, ClampOp,
+            GeluOp, CastOp, ReluGradOp, SiluGradOp, GeluGradOp, ClampGradOp,
+            SoftmaxGradOp, LogSoftmaxGradOp, SelectOp>([&](Operation *o) {
+        auto rt = cast<RankedTensorType>(o->getResult(0).getType());
+        for (Value v : o->getOperands())
+          if (split.isSharded(v) &&
+              cast<RankedTensorType>(v.getType()).getRank() != rt.getRank())
+            return unsupported("a batch-carrying operand is broadcast into a "
+                               "higher rank, so the batch would leave "
+                               "dimension 0");
+        if (auto sm = dyn_cast<SoftmaxGradOp>(o); sm && sm.getAxis() == 0)
+          return unsupported("the softmax runs across the batch");
+        if (auto sm = dyn_cast<LogSoftmaxGradOp>(o); sm && sm.getAxis() == 0)
+          return unsupported("the softmax runs across the batch");
+        return shardAll();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
+        int64_t axis = isa<SoftmaxOp>(o) ? cast<SoftmaxOp>(o).getAxis()
+                                         : cast<LogSoftmaxOp>(o).getAxis();
+        if (axis == 0)
+          return unsupported("the softmax runs across the batch");
+        return shardAll();
+      })
+      .Case<LayerNormOp, RmsNormOp, AttentionOp, EmbeddingOp, WaitOp>(
+          [&](Operation *) { return shardAll(); })
+      .Case<LayerNormGradOp, RmsNormGradOp>([&](Operation *o) {
+        // grad_input carries the batch; gamma's and beta's are sums over it.
+        if (failed(shardValue(split, o->getResult(0), o)))
+          return failure();
+        for (Value r : o->getResults().drop_front())
+          split.partial.insert(r);
+        return success();
+      })
+      .Case([&](AttentionGradOp o) { return shardAll(); })
+      .Case([&](EmbeddingGradOp o) { return markPartial(); })
+      .Case([&](CrossEntropyOp o) { return markPartial(); }) // the local mean
+      .Case([&](CrossEntropyGradOp o) {
+        if (split.isPartial(o.getGradLoss()))
+          return unsupported("the loss's gradient seed is per rank");
+        return shardAll();
+      })
+      .Case([&](MatmulOp o) {
+        auto lhs = cast<RankedTensorType>(o.getLhs().getType());
+        auto rhs = cast<RankedTensorType>(o.getRhs().getType());
+        bool l = split.isSharded(o.getLhs()), r = split.isSharded(o.getRhs());
+        // Batch dimensions (rank > 2) carry the batch to the result.
+        if ((l && lhs.getRank() > 2) || (r && rhs.getRank() > 2))
+          return shardAll();
+        // lhs rows: [B, K] x [K, N] keeps it in dimension 0.
+        if (l && !o.getTransposeLhs() && !r)
+          return shardAll();
+        // Contracting over the batch: [B, M]^T x [B, N] sums over it.
+        bool lContracts = l && o.getTransposeLhs();
+        bool rContracts = r && !o.getTransposeRhs();
+        if (lContracts && rContracts)
+          return markPartial();
+        return unsupported("the batch would land in dimension 1 of the "
+                           "product");
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](Operation *o) {
+        auto axes = o->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+        if (!llvm::is_contained(axes, 0))
+          return shardAll();
+        if (isa<ReduceMaxOp>(o))
+          return unsupported("a maximum over the batch");
+        return markPartial(); // a sum (or mean) over the batch: per rank
+      })
+      .Case([&](ReshapeOp o) { return shardAll(); })
+      .Case([&](TransposeOp o) {
+        if (o.getPermutation()[0] != 0)
+          return unsupported("the transpose moves dimension 0");
+        return shardAll();
+      })
+      .Case([&](BroadcastToOp o) {
+        auto in = cast<RankedTensorType>(o.getInput().getType());
+        auto out = cast<RankedTensorType>(o.getResult().getType());
+        if (in.getRank() != out.getRank())
+          return unsupported("broadcast into a higher rank moves the batch");
+        return shardAll();
+      })
+      .Case([&](SliceOp o) {
+        // A micro-batch (grad-accum): offsets and sizes along the batch
+        // scale with it.
+        SmallVector<int64_t> offsets(o.getOffsets()), sizes(o.getSizes());
+        std::optional<ArrayRef<int64_t>> strides = o.getStrides();
+        if (strides && (*strides)[0] != 1)
+          return unsupported("a strided slice of the batch");
+        if (offsets[0] % split.ranks || sizes[0] % split.ranks)
+          return unsupported("the slice's offset or size along the batch is "
+                             "not divisible by the rank count");
+        offsets[0] /= split.ranks;
+        sizes[0] /= split.ranks;
+        o.setOffsets(offsets);
+        o.setSizes(sizes);
+        return shardAll();
+      })
+      .Case([&](ConcatOp o) {
+        if (o.getAxis() == 0)
+          return unsupported("a concatenation along the batch");
+        if (!llvm::all_of(o.getInputs(),
+                          [&](Value v) { return split.isSharded(v); }))
+          return unsupported("a concatenation of per-sample and shared "
+                             "values");
+        return shardAll();
+      })
+      .Case<func::ReturnOp>([&](Operation *) -> LogicalResult {
+        return unsupported("a per-sample value is returned");
+      })
+      .Default([&](Operation *) {
+        return unsupported("no batch rule for this op");
+      });
+}
+
+LogicalResult splitBatch(func::FuncOp func, BatchSplit &split) {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto role =
+        func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), "mw.role");
+    if (!role || (role.getValue() != Role::input &&
+                  role.getValue() != Role::label))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "mw.name");
+    if (type.getRank() == 0 || type.getDimSize(0) % split.ranks)
+      return func.emitOpError("mw-zero: the batch of ")
+             << (name ? "'" + name.getValue().str() + "'"
+                      : "argument #" + std::to_string(arg.getArgNumber()))
+             << " (" << type << ") is not divisible by ranks=" << split.ranks;
+    arg.setType(withDim0(type, type.getDimSize(0) / split.ranks));
+    split.sharded.insert(arg);
+  }
+  for (Operation &op : body)
+    if (failed(splitOp(split, &op)))
+      return failure();
+  // The function's type follows its arguments.
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 func.getResultTypes()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// 2-3. Collectives and sharded state
+//===----------------------------------------------------------------------===//
+
+/// One parameter and its update.
+struct Param {
+  unsigned arg;
+  std::string name;
+  RankedTensorType type;
+  int64_t numel;
+  Operation *update;                  ///< mw.adamw or mw.sgd
+  Value grad;                         ///< the update's gradient operand
+  SmallVector<unsigned> stateArgs;    ///< exp_avg, exp_avg_sq / momentum
+  unsigned paramResult;               ///< the return operand of the update
+  SmallVector<unsigned> stateResults; ///< likewise for the state
+  int64_t gradPos;                    ///< where its gradient is complete
+  bool whole = false;                 ///< stage 3: below the threshold
+};
+
+/// Parameters flattened in order into one 1-D buffer, padded to a multiple
+/// of the rank count.
+struct Bucket {
+  SmallVector<Param *> members;
+  int64_t elements = 0, padded = 0, piece = 0;
+  Type elemType;
+  bool whole = false; ///< all-reduced, updated unsharded (stage 0, small)
+};
+
+struct ZeroRewriter {
+  func::FuncOp func;
+  int64_t stage, ranks;
+  bool overlap;
+  int64_t reduceBucket, allgatherBucket, prefetchBucket, threshold, maxLive;
+  OpBuilder b;
+  Location loc;
+  FlatSymbolRefAttr mesh;
+  DenseI16ArrayAttr axes;
+  llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<std::unique_ptr<Param>> params;
+  SmallVector<Bucket> buckets;
+  int64_t collectives = 0, prefetchDepth = 0;
+  const BatchSplit *split = nullptr;
+
+  ZeroRewriter(func::FuncOp func, int64_t stage, int64_t ranks)
+      : func(func), stage(stage), ranks(ranks), b(func.getContext()),
+        loc(func.getLoc()) {
+    mesh = FlatSymbolRefAttr::get(func.getContext(), kMeshName);
+    axes = b.getDenseI16ArrayAttr({0});
+  }
+
+  int64_t pos(Value v) {
+    if (Operation *def = v.getDefiningOp())
+      return position.lookup(def);
+    return -1;
+  }
+
+  void renumber() {
+    position.clear();
+    int64_t i = 0;
+    for (Operation &op : func.getBody().front())
+      position[&op] = i++;
+  }
+
+  Value splat(Type type, double v) {
+    return b.create<SplatOp>(loc, type, b.getF64FloatAttr(v));
+  }
+
+  /// A collective's result, completed where it is used when overlapping.
+  Value complete(Value started, Operation *firstUse) {
+    ++collectives;
+    if (!overlap)
+      return started;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(firstUse);
+    return b.create<WaitOp>(loc, started.getType(), started);
+  }
+
+  /// The ops flatten() made and the collectives they feed: their uses of the
+  /// gradients stay.
+  llvm::SmallPtrSet<Operation *, 16> flattenOps;
+
+  Value flatten(ArrayRef<Value> values, int64_t padded, Type elemType) {
+    SmallVector<Value> flats;
+    int64_t total = 0;
+    for (Value v : values) {
+      int64_t n = numElements(v.getType());
+      total += n;
+      auto flatType = RankedTensorType::get({n}, elemType);
+      if (v.getType() == flatType) {
+        flats.push_back(v);
+        continue;
+      }
+      auto reshape = b.create<ReshapeOp>(loc, flatType, v);
+      flattenOps.insert(reshape);
+      flats.push_back(reshape);
+    }
+    if (padded > total)
+      flats.push_back(
+          splat(RankedTensorType::get({padded - total}, elemType), 0.0));
+    if (flats.size() == 1)
+      return flats.front();
+    auto concat =
+        b.create<ConcatOp>(loc, RankedTensorType::get({padded}, elemType),
+                           flats, b.getI64IntegerAttr(0));
+    flattenOps.insert(concat);
+    return concat;
+  }
+
+  SmallVector<Value> unflatten(Value flat, ArrayRef<Param *> members) {
+    SmallVector<Value> out;
+    int64_t offset = 0;
+    int64_t total = numElements(flat.getType());
+    for (Param *p : members) {
+      Value v = flat;
+      if (p->numel != total)
+        v = b.create<SliceOp>(
+            loc, RankedTensorType::get({p->numel}, p->type.getElementType()),
+            flat, b.getDenseI64ArrayAttr({offset}),
+            b.getDenseI64ArrayAttr({p->numel}), DenseI64ArrayAttr());
+      if (v.getType() != p->type)
+        v = b.create<ReshapeOp>(loc, p->type, v);
+      out.push_back(v);
+      offset += p->numel;
+    }
+    return out;
+  }
+
+  DictionaryAttr shardAttr(const Bucket &bk) {
+    SmallVector<Attribute> names;
+    SmallVector<int64_t> sizes;
+    for (Param *p : bk.members) {
+      names.push_back(b.getStringAttr(p->name));
+      sizes.push_back(p->numel);
+    }
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("members", b.getArrayAttr(names)),
+         b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(sizes)),
+         b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))});
+  }
+
+  LogicalResult collectParams();
+  void formBuckets();
+  void reduceWholeBucket(Bucket &bk);
+  LogicalResult shardBucket(Bucket &bk, unsigned index);
+  /// Stage 3's gathers: the collective and the op that first uses it.
+  SmallVector<std::pair<Operation *, Operation *>> gathers;
+  LogicalResult gatherParams(unsigned index, Bucket &bk, Value piece,
+                             SmallVectorImpl<std::pair<Operation *, Operation *>>
+                                 &gathers);
+  void prefetch();
+  LogicalResult averageLoss();
+  LogicalResult run();
+
+  // Arguments and results appended to the function, erased at the end.
+  SmallVector<std::tuple<Type, DictionaryAttr>> newArgs;
+  llvm::BitVector eraseArgs, eraseResults;
+};
+
+LogicalResult ZeroRewriter::collectParams() {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body) {
+    if (!isa<AdamWOp, SgdOp>(op))
+      continue;
+    auto arg = dyn_cast<BlockArgument>(op.getOperand(0));
+    if (!arg)
+      return op.emitOpError("mw-zero: the parameter updated here is not an "
+                            "argument of the step");
+    auto p = std::make_unique<Param>();
+    p->arg = arg.getArgNumber();
+    auto name = func.getArgAttrOfType<StringAttr>(p->arg, "mw.name");
+    p->name = name ? name.getValue().str() : "arg" + std::to_string(p->arg);
+    p->type = cast<RankedTensorType>(arg.getType());
+    p->numel = p->type.getNumElements();
+    p->update = &op;
+    p->grad = op.getOperand(1);
+    auto stateOperands = isa<AdamWOp>(op)
+                             ? op.getOperands().slice(2, 2)
+                             : op.getOperands().drop_front(2);
+    for (Value s : stateOperands) {
+      auto sArg = dyn_cast<BlockArgument>(s);
+      if (!sArg)
+        return op.emitOpError("mw-zero: optimizer state is not an argument");
+      p->stateArgs.push_back(sArg.getArgNumber());
+    }
+    // Each updated value must go straight to the return.
+    for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      if (!r.hasOneUse() || r.use_begin()->getOwner() != ret)
+        return op.emitOpError("mw-zero: stage ")
+               << stage << " needs each updated value to be returned "
+               << "directly; '" << p->name << "' goes through '"
+               << (*r.getUsers().begin())->getName()
+               << "' (fp16 loss scaling is not supported above stage 0 yet)";
+      unsigned idx = r.use_begin()->getOperandNumber();
+      if (i == 0)
+        p->paramResult = idx;
+      else
+        p->stateResults.push_back(idx);
+    }
+    p->gradPos = pos(p->grad);
+    p->whole = stage == 3 && p->numel < threshold;
+    params.push_back(std::move(p));
+  }
+  if (params.empty())
+    return func.emitOpError("mw-zero: the step has no optimizer update "
+                            "(mw.adamw or mw.sgd); run --mw-autodiff first");
+  return success();
+}
+
+/// Buckets in the order gradients are produced (the backward pass's), at
+/// most `reduceBucket` elements each, one optimizer configuration each.
+void ZeroRewriter::formBuckets() {
+  SmallVector<Param *> order;
+  for (auto &p : params)
+    order.push_back(p.get());
+  llvm::stable_sort(order, [](Param *a, Param *c) {
+    return a->gradPos < c->gradPos;
+  });
+  auto sameUpdate = [](Param *a, Param *c) {
+    Operation *x = a->update, *y = c->update;
+    return x->getName() == y->getName() &&
+           x->getAttrDictionary() == y->getAttrDictionary() &&
+           x->getNumOperands() == y->getNumOperands() &&
+           (!isa<AdamWOp>(x) || x->getOperand(4) == y->getOperand(4)) &&
+           a->type.getElementType() == c->type.getElementType();
+  };
+  for (Param *p : order) {
+    bool whole = stage == 0 || p->whole;
+    if (buckets.empty() || buckets.back().whole != whole ||
+        !sameUpdate(buckets.back().members.front(), p) ||
+        buckets.back().elements + p->numel > reduceBucket)
+      buckets.emplace_back();
+    Bucket &bk = buckets.back();
+    bk.whole = whole;
+    bk.elemType = p->type.getElementType();
+    bk.members.push_back(p);
+    bk.elements += p->numel;
+  }
+  for (Bucket &bk : buckets) {
+    bk.piece = (bk.elements + ranks - 1) / ranks;
+    bk.padded = bk.piece * ranks;
+  }
+}
+
+/// Stage 0 (and stage 3's whole parameters): the bucket's gradients summed
+/// across ranks once the last one exists, divided by the rank count.
+void ZeroRewriter::reduceWholeBucket(Bucket &bk) {
+  Param *last = *llvm::max_element(
+      bk.members, [](Param *a, Param *c) { return a->gradPos < c->gradPos; });
+  if (Operation *def = last->grad.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(&func.getBody().front());
+  SmallVector<Value> grads;
+  for (Param *p : bk.members)
+    grads.push_back(p->grad);
+  Value flat = flatten(grads, bk.elements, bk.elemType);
+  Value sum = b.create<mesh::AllReduceOp>(
+      loc, flat.getType(), mesh, axes, flat,
+      mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Sum));
+  flattenOps.insert(sum.getDefiningOp());
+  // Completed, scaled and unpacked where the first update needs it.
+  Operation *firstUse = nullptr;
+  for (Param *p : bk.members)
+    for (Operation *user : p->grad.getUsers())
+      if (!flattenOps.contains(user) &&
+          (!firstUse || position.lookup(user) < position.lookup(firstUse)))
+        firstUse = user;
+  b.setInsertionPoint(firstUse);
+  Value done = complete(sum, firstUse);
+  Value mean = b.create<MulOp>(loc, done,
+                               splat(done.getType(), 1.0 / double(ranks)));
+  SmallVector<Value> reduced = unflatten(mean, bk.members);
+  for (auto [p, r] : llvm::zip(bk.members, reduced))
+    p->grad.replaceUsesWithIf(r, [&](OpOperand &use) {
+      return !flattenOps.contains(use.getOwner());
+    });
+}
+
+LogicalResult ZeroRewriter::run() {
+  renumber();
+  if (failed(collectParams()))
+    return failure();
+  formBuckets();
+  unsigned numArgs = func.getNumArguments();
+  eraseArgs.resize(numArgs);
+  eraseResults.resize(func.getNumResults());
+  for (auto [i, bk] : llvm::enumerate(buckets)) {
+    if (bk.whole) {
+      reduceWholeBucket(bk);
+      renumber();
+      continue;
+    }
+    if (failed(shardBucket(bk, i)))
+      return failure();
+    renumber();
+  }
+  if (failed(averageLoss()))
+    return failure();
+  if (stage == 3 && overlap)
+    prefetch();
+  // Drop what the sharded state replaced.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  ret->eraseOperands(eraseResults);
+  func.eraseResults(eraseResults);
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (eraseArgs.test(i) && !func.getArgument(i).use_empty())
+      return func.emitOpError("mw-zero: internal error: argument #")
+             << i << " is still used";
+  func.eraseArguments(eraseArgs);
+  return success();
+}
+
+/// Stages 1-3: the bucket's gradients reduce-scattered (after the backward
+/// pass in stage 1, as soon as they exist in 2 and 3), one optimizer update
+/// of the rank's pieces, and in stages 1-2 the updated pieces all-gathered.
+LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Operation *firstUpdate = nullptr;
+  for (Param *p : bk.members)
+    if (!firstUpdate ||
+        position.lookup(p->update) < position.lookup(firstUpdate))
+      firstUpdate = p->update;
+  Param *last = *llvm::max_element(
+      bk.members, [](Param *a, Param *c) { return a->gradPos < c->gradPos; });
+  if (stage == 1 || !last->grad.getDefiningOp())
+    b.setInsertionPoint(firstUpdate);
+  else
+    b.setInsertionPointAfter(last->grad.getDefiningOp());
+
+  SmallVector<Value> grads;
+  for (Param *p : bk.members)
+    grads.push_back(p->grad);
+  Value flat = flatten(grads, bk.padded, bk.elemType);
+  auto pieceType = RankedTensorType::get({bk.piece}, bk.elemType);
+  Value scattered = b.create<mesh::ReduceScatterOp>(
+      loc, pieceType, mesh, axes, flat,
+      mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Sum),
+      b.getIndexAttr(0));
+  b.setInsertionPoint(firstUpdate);
+  Value gradPiece = complete(scattered, firstUpdate);
+  gradPiece = b.create<MulOp>(loc, gradPiece,
+                              splat(pieceType, 1.0 / double(ranks)));
+
+  // The rank's piece of the parameters: sliced locally (stages 1-2), or an
+  // argument of its own (stage 3).
+  DictionaryAttr shard = shardAttr(bk);
+  std::string base = "zero.bucket" + std::to_string(index);
+  auto argAttrs = [&](Role role, StringRef name) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("mw.role", RoleAttr::get(b.getContext(), role)),
+         b.getNamedAttr("mw.name", b.getStringAttr(name)),
+         b.getNamedAttr(MWDialect::kShardAttrName, shard)});
+  };
+  auto addArg = [&](Role role, StringRef name) {
+    unsigned i = func.getNumArguments();
+    (void)func.insertArgument(i, pieceType, argAttrs(role, name), loc);
+    eraseArgs.resize(func.getNumArguments());
+    return func.getArgument(i);
+  };
+  auto addResult = [&](Value v, Role role, StringRef name) {
+    unsigned i = func.getNumResults();
+    (void)func.insertResult(i, v.getType(), argAttrs(role, name));
+    eraseResults.resize(func.getNumResults());
+    ret->insertOperands(ret.getNumOperands(), v);
+  };
+
+  Value paramPiece;
+  if (stage == 3) {
+    paramPiece = addArg(Role::param, base + ".param");
+  } else {
+    SmallVector<Value> ps;
+    for (Param *p : bk.members)
+      ps.push_back(func.getArgument(p->arg));
+    Value flatP = flatten(ps, bk.padded, bk.elemType);
+    paramPiece = b.create<mesh::AllSliceOp>(loc, pieceType, mesh, axes, flatP,
+                                            b.getIndexAttr(0));
+  }
+
+  // One update of the pieces, with the members' hyper-parameters.
+  Operation *proto = bk.members.front()->update;
+  SmallVector<std::string> stateNames =
+      isa<AdamWOp>(proto) ? SmallVector<std::string>{"exp_avg", "exp_avg_sq"}
+                          : SmallVector<std::string>{"momentum_buffer"};
+  SmallVector<Value> stateArgs;
+  for (size_t s = 0; s < bk.members.front()->stateArgs.size(); ++s)
+    stateArgs.push_back(
+        addArg(Role::optimizer_state, base + "." + stateNames[s]));
+  SmallVector<Value> operands{paramPiece, gradPiece};
+  operands.append(stateArgs);
+  if (isa<AdamWOp>(proto))
+    operands.push_back(proto->getOperand(4)); // the step
+  OperationState state(proto->getLoc(), proto->getName());
+  state.addOperands(operands);
+  state.addAttributes(proto->getAttrs());
+  state.addTypes(SmallVector<Type>(1 + stateArgs.size(), pieceType));
+  Operation *update = b.create(state);
+  ++collectives; // the reduce-scatter
+
+  // The updated pieces: gathered back into the parameters (stages 1-2) or
+  // returned as they are (stage 3).
+  if (stage == 3) {
+    addResult(update->getResult(0), Role::param, base + ".param");
+  } else {
+    Value gathered = b.create<mesh::AllGatherOp>(
+        loc, RankedTensorType::get({bk.padded}, bk.elemType), mesh, axes,
+        update->getResult(0), b.getIndexAttr(0));
+    Value full = complete(gathered, ret);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ret);
+    SmallVector<Value> newParams = unflatten(full, bk.members);
+    for (auto [p, v] : llvm::zip(bk.members, newParams))
+      ret->setOperand(p->paramResult, v);
+  }
+  for (size_t s = 0; s < stateArgs.size(); ++s)
+    addResult(update->getResult(1 + s), Role::optimizer_state,
+              base + "." + stateNames[s]);
+
+  // The members' own updates and state go away.
+  for (Param *p : bk.members) {
+    for (unsigned r : p->stateResults)
+      eraseResults.set(r);
+    if (stage == 3)
+      eraseResults.set(p->paramResult);
+    for (Value r : p->update->getResults())
+      for (OpOperand &use : llvm::make_early_inc_range(r.getUses()))
+        if (use.getOwner() == ret)
+          use.set(update->getResult(0)); // placeholder, erased with results
+    for (unsigned a : p->stateArgs)
+      eraseArgs.set(a);
+  }
+  for (Param *p : bk.members)
+    p->update->erase();
+
+  if (stage == 3) {
+    if (failed(gatherParams(index, bk, paramPiece, gathers)))
+      return failure();
+    for (Param *p : bk.members)
+      eraseArgs.set(p->arg);
+  }
+  return success();
+}
+
+/// Stage 3: the bucket all-gathered before each run of uses of its members,
+/// a run being uses in the forward pass (what the loss depends on) or in
+/// the backward pass without the other kind between them.
+LogicalResult ZeroRewriter::gatherParams(
+    unsigned index, Bucket &bk, Value piece,
+    SmallVectorImpl<std::pair<Operation *, Operation *>> &gathers) {
+  renumber();
+  // The forward pass: what the returned loss depends on.
+  llvm::DenseSet<Operation *> forward;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> work;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto role = func.getResultAttrOfType<RoleAttr>(i, "mw.role");
+    if (role && role.getValue() == Role::output)
+      work.push_back(v);
+  }
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || !forward.insert(def).second)
+      continue;
+    for (Value o : def->getOperands())
+      work.push_back(o);
+  }
+  struct Use {
+    OpOperand *operand;
+    int64_t at;
+    bool fwd;
+    unsigned member;
+  };
+  SmallVector<Use> uses;
+  for (auto [m, p] : llvm::enumerate(bk.members))
+    for (OpOperand &use : func.getArgument(p->arg).getUses())
+      uses.push_back({&use, position.lookup(use.getOwner()),
+                      forward.contains(use.getOwner()),
+                      static_cast<unsigned>(m)});
+  llvm::stable_sort(uses, [](const Use &x, const Use &y) { return x.at < y.at; });
+  size_t i = 0;
+  while (i < uses.size()) {
+    size_t j = i;
+    while (j < uses.size() && uses[j].fwd == uses[i].fwd)
+      ++j;
+    Operation *first = uses[i].operand->getOwner();
+    b.setInsertionPoint(first);
+    Value gathered = b.create<mesh::AllGatherOp>(
+        loc, RankedTensorType::get({bk.padded}, bk.elemType), mesh, axes,
+        piece, b.getIndexAttr(0));
+    Value full = complete(gathered, first);
+    gathers.push_back({gathered.getDefiningOp(), full.getDefiningOp()});
+    b.setInsertionPoint(first);
+    SmallVector<Value> values = unflatten(full, bk.members);
+    for (size_t k = i; k < j; ++k)
+      uses[k].operand->set(values[uses[k].member]);
+    i = j;
+  }
+  return success();
+}
+
+/// The loss and any other output computed from the rank's share of the
+/// batch: averaged across ranks, so every rank returns the global batch's
+/// value (the mean of equal shares' means is the mean).
+LogicalResult ZeroRewriter::averageLoss() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  b.setInsertionPoint(ret);
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+    auto role = func.getResultAttrOfType<RoleAttr>(i, "mw.role");
+    if (!role || role.getValue() != Role::output ||
+        !split->isPartial(ret.getOperand(i)))
+      continue;
+    Value v = ret.getOperand(i);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!isa<FloatType>(type.getElementType()))
+      return ret.emitOpError("mw-zero: output #")
+             << i << " is an integer computed from the rank's share of the "
+             << "batch, which cannot be averaged";
+    Value sum = b.create<mesh::AllReduceOp>(
+        loc, type, mesh, axes, v,
+        mesh::ReductionKindAttr::get(b.getContext(),
+                                     mesh::ReductionKind::Sum));
+    ++collectives;
+    ret.setOperand(i, b.create<MulOp>(loc, sum,
+                                      splat(type, 1.0 / double(ranks))));
+  }
+  return success();
+}
+
+/// Stage 3 with overlap: each gather starts `depth` runs ahead of its use
+/// (at the use of an earlier run), so it runs under that run's compute; the
+/// depth follows from prefetch-bucket and max-live-parameters, fixed here,
+/// so the peak is the same every step.
+void ZeroRewriter::prefetch() {
+  renumber();
+  llvm::stable_sort(gathers, [&](auto &x, auto &y) {
+    return position.lookup(x.second) < position.lookup(y.second);
+  });
+  int64_t largest = 1;
+  for (const Bucket &bk : buckets)
+    if (!bk.whole)
+      largest = std::max(largest, bk.padded);
+  int64_t depth = std::max<int64_t>(1, prefetchBucket / largest);
+  // At most maxLive gathered elements at once: the run in use and those in
+  // flight.
+  depth = std::max<int64_t>(1, std::min(depth, maxLive / largest - 1));
+  for (size_t k = gathers.size(); k-- > 0;) {
+    if (k < static_cast<size_t>(depth))
+      continue;
+    Operation *earlier = gathers[k - depth].second; // a wait
+    gathers[k].first->moveBefore(earlier);
+  }
+  prefetchDepth = depth;
+}
+
+struct MwZeroPass : public mw::impl::MwZeroBase<MwZeroPass> {
+  using MwZeroBase::MwZeroBase;
+  void runOnOperation() override;
+};
+
+void MwZeroPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto fail = [&](const Twine &msg) {
+    module.emitError() << "mw-zero: " << msg;
+    signalPassFailure();
+  };
+  if (!config.empty())
+    return fail("config=: the DeepSpeed configuration reader is not built "
+                "into this mw-opt yet; pass the options explicitly");
+  int64_t st = stage < 0 ? 0 : stage;
+  if (st > 3)
+    return fail("stage=" + Twine(stage) + " is not a ZeRO stage (0, 1, 2 "
+                "or 3)");
+  if (ranks < 1)
+    return fail("ranks=" + Twine(ranks) + ": give the number of "
+                "data-parallel ranks, at least 1");
+  if (overlap != "" && overlap != "on" && overlap != "off")
+    return fail("overlap=" + overlap + ": expected on or off");
+  for (auto [name, v] :
+       {std::pair<StringRef, int64_t>{"reduce-bucket", reduceBucket},
+        {"allgather-bucket", allgatherBucket},
+        {"prefetch-bucket", prefetchBucket},
+        {"max-live-parameters", maxLiveParameters}})
+    if (v == 0 || v < -1)
+      return fail(Twine(name) + "=" + Twine(v) + ": a bucket holds at least "
+                  "one element");
+  if (persistenceThreshold < -1)
+    return fail("persistence-threshold=" + Twine(persistenceThreshold) +
+                ": expected a count of elements, at least 0");
+  auto func = module.lookupSymbol<func::FuncOp>(function);
+  if (!func || func.isExternal())
+    return fail("no function @" + function + " to shard (function=)");
+
+  // The mesh: made here, or checked when the module has one.
+  if (auto existing = module.lookupSymbol<mesh::MeshOp>(kMeshName)) {
+    if (existing.getShape() != ArrayRef<int64_t>{ranks})
+      return fail("the module's mesh @dp does not have shape " +
+                  Twine(ranks));
+  } else {
+    OpBuilder mb(module.getBodyRegion());
+    mb.setInsertionPointToStart(module.getBody());
+    mb.create<mesh::MeshOp>(module.getLoc(), kMeshName,
+                            mb.getDenseI64ArrayAttr({ranks}));
+  }
+
+  BatchSplit split;
+  split.ranks = ranks;
+  if (failed(splitBatch(func, split)))
+    return signalPassFailure();
+
+  ZeroRewriter rw(func, st, ranks);
+  rw.split = &split;
+  rw.overlap = overlap == "on";
+  rw.reduceBucket = reduceBucket > 0 ? reduceBucket : kDefaultReduceBucket;
+  rw.allgatherBucket =
+      allgatherBucket > 0 ? allgatherBucket : kDefaultAllgatherBucket;
+  rw.prefetchBucket =
+      prefetchBucket > 0 ? prefetchBucket : kDefaultPrefetchBucket;
+  rw.threshold = persistenceThreshold >= 0 ? persistenceThreshold
+                                           : kDefaultPersistenceThreshold;
+  rw.maxLive =
+      maxLiveParameters > 0 ? maxLiveParameters : kDefaultMaxLiveParameters;
+  if (failed(rw.run()))
+    return signalPassFailure();
+  numCollectives = rw.collectives;
+  numBuckets = rw.buckets.size();
+  if (failed(verify(func)))
+    return signalPassFailure();
+}
+
+} // namespace
