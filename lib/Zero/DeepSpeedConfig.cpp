@@ -1138,7 +1138,9 @@ void Reader::readRoot(const json::Value &value) {
                    "maps it to --mw-remat") +
                  (*b ? (facts.rematApplied
                             ? ", which the step already has"
-                            : ", which the pipeline runs on the step")
+                            : ", which --mw-zero runs on the step first "
+                              "(strategy=every-k k=1: a checkpoint per "
+                              "transformer block, as Hugging Face's)")
                      : ", which stays off"));
     } else {
       wrongType("gradient_checkpointing", "true or false", *g);

@@ -21,17 +21,24 @@
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Zero/DeepSpeedConfig.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #define DEBUG_TYPE "mw-zero"
 
@@ -94,6 +101,33 @@ LogicalResult shardValue(BatchSplit &split, Value v, Operation *at) {
   return success();
 }
 
+/// Operand `i` of `op` is not computed from the batch but has the global
+/// batch in dimension 0 beside operands that now hold the rank's share: a
+/// splat (the zeros autodiff puts beside a slice's gradient) is remade with
+/// the rank's shape; anything else is an error.
+LogicalResult adaptShared(BatchSplit &split, Operation *op, unsigned i,
+                          int64_t localDim0) {
+  Value v = op->getOperand(i);
+  auto type = cast<RankedTensorType>(v.getType());
+  if (split.isSharded(v) || type.getRank() == 0 ||
+      type.getDimSize(0) != localDim0 * split.ranks || localDim0 * split.ranks == 1)
+    return success();
+  auto splat = v.getDefiningOp<SplatOp>();
+  if (!splat)
+    return op->emitOpError("mw-zero cannot split the batch here: operand #")
+           << i << " has the whole batch in dimension 0 but is not computed "
+           << "from the batch";
+  OpBuilder b(op);
+  auto local = b.create<SplatOp>(splat.getLoc(), withDim0(type, localDim0),
+                                 splat.getValueAttr());
+  local->setDiscardableAttrs(splat->getDiscardableAttrDictionary());
+  op->setOperand(i, local);
+  split.sharded.insert(local);
+  if (splat->use_empty())
+    splat->erase();
+  return success();
+}
+
 /// Applies the batch rule of `op`: whether each result carries the batch in
 /// dimension 0 or is partial, given its operands'.
 LogicalResult splitOp(BatchSplit &split, Operation *op) {
@@ -119,6 +153,17 @@ LogicalResult splitOp(BatchSplit &split, Operation *op) {
   auto unsupported = [&](StringRef why) -> LogicalResult {
     return op->emitOpError("mw-zero cannot split the batch here: ") << why;
   };
+  // Operands with the whole batch but not computed from it (splats).
+  if (anySharded) {
+    int64_t local = -1;
+    for (Value v : op->getOperands())
+      if (split.isSharded(v))
+        local = cast<RankedTensorType>(v.getType()).getDimSize(0);
+    if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, ConcatOp, SelectOp>(op))
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        if (failed(adaptShared(split, op, i, local)))
+          return failure();
+  }
 
   // Partial values (sums over the batch) stay partial through linear ops;
   // anything else would need the complete value.
@@ -840,9 +885,73 @@ void ZeroRewriter::prefetch() {
   prefetchDepth = depth;
 }
 
+/// What the DeepSpeed configuration's "auto" values and checks need to know
+/// about the step.
+memwall::zero::ModelFacts factsOf(func::FuncOp func, int64_t ranks) {
+  memwall::zero::ModelFacts facts;
+  facts.ranks = ranks;
+  Block &body = func.getBody().front();
+  Value firstInput;
+  for (BlockArgument arg : body.getArguments()) {
+    auto role = func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(), "mw.role");
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!role || !type)
+      continue;
+    if (role.getValue() == Role::param) {
+      facts.numParameters += type.getNumElements();
+      // The hidden size: the width of the first matrix (the embedding).
+      if (!facts.hiddenSize && type.getRank() == 2)
+        facts.hiddenSize = type.getDimSize(1);
+    }
+    if (role.getValue() == Role::input && type.getRank() > 0 &&
+        !facts.microBatchSize) {
+      facts.microBatchSize = type.getDimSize(0);
+      firstInput = arg;
+    }
+  }
+  int64_t microSlices = 0;
+  for (Operation &op : body) {
+    if (auto cast = dyn_cast<CastOp>(op)) {
+      Type to = cast.getResult().getType().getElementType();
+      if (to.isBF16())
+        facts.precision = memwall::zero::StepPrecision::BF16;
+      else if (to.isF16())
+        facts.precision = memwall::zero::StepPrecision::FP16;
+    }
+    if (auto adam = dyn_cast<AdamWOp>(op)) {
+      facts.optimizer = memwall::zero::StepOptimizer::AdamW;
+      facts.learningRate = adam.getLr().convertToDouble();
+      facts.beta1 = adam.getBeta1().convertToDouble();
+      facts.beta2 = adam.getBeta2().convertToDouble();
+      facts.epsilon = adam.getEps().convertToDouble();
+      facts.weightDecay = adam.getWeightDecay().convertToDouble();
+    } else if (auto sgd = dyn_cast<SgdOp>(op)) {
+      facts.optimizer = memwall::zero::StepOptimizer::SGD;
+      facts.learningRate = sgd.getLr().convertToDouble();
+      facts.momentum = sgd.getMomentum().convertToDouble();
+      facts.weightDecay = sgd.getWeightDecay().convertToDouble();
+    }
+    // Grad-accum: the step slices its input into micro-batches.
+    if (auto slice = dyn_cast<SliceOp>(op))
+      if (firstInput && slice.getInput() == firstInput)
+        ++microSlices;
+  }
+  if (microSlices > 1 && facts.microBatchSize) {
+    facts.gradientAccumulation = microSlices;
+    facts.microBatchSize = *facts.microBatchSize / microSlices;
+  } else {
+    facts.gradientAccumulation = 1;
+  }
+  // The step's batch is the global one: the rank's share is 1/ranks of it.
+  if (facts.microBatchSize && *facts.microBatchSize % ranks == 0)
+    facts.microBatchSize = *facts.microBatchSize / ranks;
+  return facts;
+}
+
 struct MwZeroPass : public mw::impl::MwZeroBase<MwZeroPass> {
   using MwZeroBase::MwZeroBase;
   void runOnOperation() override;
+  std::optional<memwall::zero::ZeroConfig> zeroConfig;
 };
 
 void MwZeroPass::runOnOperation() {
@@ -851,62 +960,132 @@ void MwZeroPass::runOnOperation() {
     module.emitError() << "mw-zero: " << msg;
     signalPassFailure();
   };
-  if (!config.empty())
-    return fail("config=: the DeepSpeed configuration reader is not built "
-                "into this mw-opt yet; pass the options explicitly");
-  int64_t st = stage < 0 ? 0 : stage;
-  if (st > 3)
-    return fail("stage=" + Twine(stage) + " is not a ZeRO stage (0, 1, 2 "
-                "or 3)");
-  if (ranks < 1)
-    return fail("ranks=" + Twine(ranks) + ": give the number of "
-                "data-parallel ranks, at least 1");
-  if (overlap != "" && overlap != "on" && overlap != "off")
-    return fail("overlap=" + overlap + ": expected on or off");
-  for (auto [name, v] :
-       {std::pair<StringRef, int64_t>{"reduce-bucket", reduceBucket},
-        {"allgather-bucket", allgatherBucket},
-        {"prefetch-bucket", prefetchBucket},
-        {"max-live-parameters", maxLiveParameters}})
-    if (v == 0 || v < -1)
-      return fail(Twine(name) + "=" + Twine(v) + ": a bucket holds at least "
-                  "one element");
-  if (persistenceThreshold < -1)
-    return fail("persistence-threshold=" + Twine(persistenceThreshold) +
-                ": expected a count of elements, at least 0");
   auto func = module.lookupSymbol<func::FuncOp>(function);
   if (!func || func.isExternal())
     return fail("no function @" + function + " to shard (function=)");
 
+  // The DeepSpeed configuration, overridden by explicit options.
+  int64_t st = stage, nRanks = ranks, rBucket = reduceBucket,
+          agBucket = allgatherBucket, pfBucket = prefetchBucket,
+          persist = persistenceThreshold, live = maxLiveParameters;
+  std::string ov = overlap;
+  if (!config.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(config, /*IsText=*/true);
+    if (!buffer)
+      return fail("cannot read config=" + config + ": " +
+                  buffer.getError().message());
+    memwall::zero::ZeroOverrides o;
+    if (stage >= 0)
+      o.stage = stage;
+    if (ranks > 0)
+      o.ranks = ranks;
+    if (reduceBucket > 0)
+      o.reduceBucketSize = reduceBucket;
+    if (allgatherBucket > 0)
+      o.allgatherBucketSize = allgatherBucket;
+    if (prefetchBucket > 0)
+      o.prefetchBucketSize = prefetchBucket;
+    if (persistenceThreshold >= 0)
+      o.paramPersistenceThreshold = persistenceThreshold;
+    if (maxLiveParameters > 0)
+      o.maxLiveParameters = maxLiveParameters;
+    if (!overlap.empty())
+      o.overlapComm = overlap == "on";
+    memwall::zero::ModelFacts facts = factsOf(func, ranks > 0 ? ranks : 1);
+    func.walk([&](Operation *op) {
+      facts.rematApplied |= op->hasAttr("mw.recompute");
+    });
+    memwall::zero::DeepSpeedConfigResult parsed =
+        memwall::zero::parseDeepSpeedConfig((*buffer)->getBuffer(), config,
+                                            facts, o);
+    // Each message at its place in the file.
+    for (const memwall::zero::ConfigDiagnostic &d : parsed.diagnostics) {
+      Location at = FileLineColLoc::get(&getContext(), config, d.line,
+                                        d.column);
+      std::string text = d.keyPath.empty() ? d.message
+                                           : d.keyPath + ": " + d.message;
+      if (d.severity == memwall::zero::Severity::Error)
+        mlir::emitError(at) << text;
+      else if (d.severity == memwall::zero::Severity::Warning)
+        mlir::emitWarning(at) << text;
+      else
+        mlir::emitRemark(at) << text;
+    }
+    if (parsed.hasErrors())
+      return signalPassFailure();
+    const memwall::zero::ZeroConfig &c = parsed.config;
+    // gradient_checkpointing (the source articles' key) is Hugging Face's:
+    // a checkpoint at every transformer block, --mw-remat=strategy=every-k
+    // k=1 (sqrt on a step without blocks), before the step is sharded.
+    if (c.rematRequested.value && !facts.rematApplied) {
+      OpPassManager pm(ModuleOp::getOperationName());
+      MwRematOptions remat;
+      remat.function = function;
+      bool layered = false;
+      func.walk([&](Operation *op) { layered |= op->hasAttr("mw.layer"); });
+      remat.strategy = layered ? RematStrategy::EveryK : RematStrategy::Sqrt;
+      remat.k = 1;
+      pm.addPass(createMwRemat(remat));
+      if (failed(runPipeline(pm, module)))
+        return signalPassFailure();
+    }
+    st = c.stage.value;
+    nRanks = c.ranks.value;
+    rBucket = c.reduceBucketSize.value;
+    agBucket = c.allgatherBucketSize.value;
+    pfBucket = c.prefetchBucketSize.value;
+    persist = c.paramPersistenceThreshold.value;
+    live = c.maxLiveParameters.value;
+    ov = c.overlapComm.value ? "on" : "off";
+    zeroConfig = c;
+  }
+  if (st < 0)
+    st = 0;
+  if (st > 3)
+    return fail("stage=" + Twine(st) + " is not a ZeRO stage (0, 1, 2 "
+                "or 3)");
+  if (nRanks < 1)
+    return fail("ranks=" + Twine(nRanks) + ": give the number of "
+                "data-parallel ranks, at least 1");
+  if (ov != "" && ov != "on" && ov != "off")
+    return fail("overlap=" + ov + ": expected on or off");
+  for (auto [name, v] :
+       {std::pair<StringRef, int64_t>{"reduce-bucket", rBucket},
+        {"allgather-bucket", agBucket},
+        {"prefetch-bucket", pfBucket},
+        {"max-live-parameters", live}})
+    if (v == 0 || v < -1)
+      return fail(Twine(name) + "=" + Twine(v) + ": a bucket holds at least "
+                  "one element");
+  if (persist < -1)
+    return fail("persistence-threshold=" + Twine(persist) +
+                ": expected a count of elements, at least 0");
+
   // The mesh: made here, or checked when the module has one.
   if (auto existing = module.lookupSymbol<mesh::MeshOp>(kMeshName)) {
-    if (existing.getShape() != ArrayRef<int64_t>{ranks})
+    if (existing.getShape() != ArrayRef<int64_t>{nRanks})
       return fail("the module's mesh @dp does not have shape " +
-                  Twine(ranks));
+                  Twine(nRanks));
   } else {
     OpBuilder mb(module.getBodyRegion());
     mb.setInsertionPointToStart(module.getBody());
     mb.create<mesh::MeshOp>(module.getLoc(), kMeshName,
-                            mb.getDenseI64ArrayAttr({ranks}));
+                            mb.getDenseI64ArrayAttr({nRanks}));
   }
 
   BatchSplit split;
-  split.ranks = ranks;
+  split.ranks = nRanks;
   if (failed(splitBatch(func, split)))
     return signalPassFailure();
 
-  ZeroRewriter rw(func, st, ranks);
+  ZeroRewriter rw(func, st, nRanks);
   rw.split = &split;
-  rw.overlap = overlap == "on";
-  rw.reduceBucket = reduceBucket > 0 ? reduceBucket : kDefaultReduceBucket;
-  rw.allgatherBucket =
-      allgatherBucket > 0 ? allgatherBucket : kDefaultAllgatherBucket;
-  rw.prefetchBucket =
-      prefetchBucket > 0 ? prefetchBucket : kDefaultPrefetchBucket;
-  rw.threshold = persistenceThreshold >= 0 ? persistenceThreshold
-                                           : kDefaultPersistenceThreshold;
-  rw.maxLive =
-      maxLiveParameters > 0 ? maxLiveParameters : kDefaultMaxLiveParameters;
+  rw.overlap = ov == "on";
+  rw.reduceBucket = rBucket > 0 ? rBucket : kDefaultReduceBucket;
+  rw.allgatherBucket = agBucket > 0 ? agBucket : kDefaultAllgatherBucket;
+  rw.prefetchBucket = pfBucket > 0 ? pfBucket : kDefaultPrefetchBucket;
+  rw.threshold = persist >= 0 ? persist : kDefaultPersistenceThreshold;
+  rw.maxLive = live > 0 ? live : kDefaultMaxLiveParameters;
   if (failed(rw.run()))
     return signalPassFailure();
   numCollectives = rw.collectives;

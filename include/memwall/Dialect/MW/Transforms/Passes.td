@@ -385,7 +385,11 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
     Statistic<"numCollectives", "collectives", "Collectives inserted">,
     Statistic<"numBuckets", "buckets", "Parameter buckets">,
   ];
-  let dependentDialects = ["::mlir::mesh::MeshDialect"];
+  // --mw-remat's too: gradient_checkpointing in the config runs it first.
+  let dependentDialects = [
+    "::mlir::mesh::MeshDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
 }
 
 #endif // MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_TD

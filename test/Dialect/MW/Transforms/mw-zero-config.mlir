@@ -1,0 +1,30 @@
+// --mw-zero reads a DeepSpeed configuration (config=); explicit options win.
+// The source articles' training configuration, as written: ZeRO-2 with
+// overlapped communication, and their gradient_checkpointing key, which
+// Memwall maps to --mw-remat (every-k k=1) with a warning.
+// RUN: mw-models gpt --preset gpt2-tiny --train -o %t.mlir
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-seed-train-zero2.json" -o %t.z2.mlir 2>&1 | FileCheck %s --check-prefix=WARN
+// WARN: ds-seed-train-zero2.json:9:3: warning: gradient_checkpointing: not a DeepSpeed key (DeepSpeed ignores it); Memwall maps it to --mw-remat
+// WARN: ds-seed-train-zero2.json:11:5: warning: fp16.enabled: the step computes in fp32
+// RUN: FileCheck %s --input-file=%t.z2.mlir --check-prefix=STAGE2
+// STAGE2: mesh.mesh @dp(shape = 2)
+// STAGE2: mw.recompute
+// STAGE2: %[[RS:.*]] = mesh.reduce_scatter
+// STAGE2: mw.wait %[[RS]]
+// An explicit stage overrides the file's.
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 stage=0 config=%S/Inputs/ds-seed-train-zero2.json" 2>/dev/null | FileCheck %s --check-prefix=STAGE0
+// STAGE0-NOT: mesh.reduce_scatter
+// STAGE0: mesh.all_reduce
+// A JSON error names its line and column, and nothing is written.
+// RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-bad-json.json" -o %t.bad 2>&1 | FileCheck %s --check-prefix=JSON
+// RUN: not test -e %t.bad
+// JSON: ds-bad-json.json:5:3: error:
+// Contradictory batch sizes are an error showing the arithmetic; unknown keys
+// and settings without effect are warnings naming the key.
+// RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-batch.json" 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH-DAG: warning: zero_optimization.reduce_bucket_sise: unknown key
+// BATCH-DAG: warning: zero_optimization.stage3_prefetch_bucket_size:
+// BATCH-DAG: error: gradient_accumulation_steps: 3 differs from the step's gradient accumulation 1 (train_batch_size = 6 = 1 * 3 * 2 ranks)
+// A file that does not exist.
+// RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%t.none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// NOFILE: mw-zero: cannot read config={{.*}}none.json: No such file or directory
