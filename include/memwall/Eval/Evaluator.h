@@ -128,8 +128,10 @@ evaluate64(FunctionOpInterface func, llvm::ArrayRef<Tensor64> args);
 ///
 /// The collectives must name a 1-D mesh of static size N with
 /// mesh_axes = [0] (collectiveMesh); any tensor axis may be the
-/// scatter/gather/slice axis. Collectives inside mw.kernel bodies run too
-/// (the ranks enter and leave each kernel together). Returns each rank's
+/// scatter/gather/slice axis. Bufferized programs run as in evaluate(), each
+/// rank on its own buffers; the ranks enter and leave each mw.kernel
+/// together, so a collective in a kernel body would run too (the kernel's
+/// verifier admits only mw ops there today). Returns each rank's
 /// results; an error at an op during one rank's part of the run carries a
 /// note "on rank r of N" (when N > 1). With one rank and a program without
 /// collectives, it is evaluate().
