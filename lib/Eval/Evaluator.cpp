@@ -2,7 +2,11 @@
 //
 // One kernel per mw op, written as the op's documentation states it: naive
 // loops in row-major order, f32 arithmetic, rounding to f16/bf16 after each
-// op. Speed is not a goal; being obviously right and deterministic is.
+// op. Speed is not a goal; being obviously right and deterministic is. An
+// Interpreter holds one rank's values and buffers; Lockstep drives N of them
+// over the op sequence and computes the mesh collectives across them, so a
+// single-rank evaluate() and an N-rank evaluateRanks() share every op's
+// semantics.
 //
 //===----------------------------------------------------------------------===//
 
