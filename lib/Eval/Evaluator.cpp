@@ -2,7 +2,11 @@
 //
 // One kernel per mw op, written as the op's documentation states it: naive
 // loops in row-major order, f32 arithmetic, rounding to f16/bf16 after each
-// op. Speed is not a goal; being obviously right and deterministic is.
+// op. Speed is not a goal; being obviously right and deterministic is. An
+// Interpreter holds one rank's values and buffers; Lockstep drives N of them
+// over the op sequence and computes the mesh collectives across them, so a
+// single-rank evaluate() and an N-rank evaluateRanks() share every op's
+// semantics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +22,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -32,6 +37,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 
 using namespace mlir;
@@ -241,18 +247,32 @@ template <typename Real> static Real roundReal(ElemKind kind, Real x) {
 }
 
 namespace {
+/// The state of one rank of a run and the semantics of every op but the
+/// collectives, which need all ranks (Lockstep below). A single-rank run is a
+/// Lockstep of one Interpreter.
 template <typename Real> class Interpreter {
 public:
   using Tensor = BasicTensor<Real>;
 
   explicit Interpreter(FunctionOpInterface func) : func(func) {}
 
-  FailureOr<SmallVector<Tensor>> run(ArrayRef<Tensor> args);
-
-private:
-  using Results = FailureOr<SmallVector<Tensor>>;
+  /// Allocates the arena and binds `args` to the function's input arguments.
+  LogicalResult bind(ArrayRef<Tensor> args);
+  /// Evaluates one op of a function body or kernel body: neither a
+  /// terminator, nor an mw.kernel, nor a collective.
+  LogicalResult step(Operation &op);
+  /// Binds a kernel's body arguments to the values of its inputs.
+  LogicalResult enterKernel(KernelOp op);
+  /// After the body: binds the kernel's results (or writes its destination
+  /// buffers) from its mw.yield and forgets the body's values.
+  LogicalResult exitKernel(KernelOp op);
+  /// The values `ret` returns.
+  FailureOr<SmallVector<Tensor>> returned(func::ReturnOp ret);
 
   const Tensor &get(Value v) { return values.find(v)->second; }
+  void set(Value v, Tensor t) { values.insert_or_assign(v, std::move(t)); }
+  void setScalar(Value v, int64_t x) { scalars[v] = x; }
+
   static RankedTensorType typeOf(Value v) {
     return cast<RankedTensorType>(v.getType());
   }
@@ -269,6 +289,15 @@ private:
     for (Real &x : t.f)
       x = roundReal(t.kind, x);
   }
+  /// `in` converted to element kind `to` as mw.cast converts it (floats
+  /// rounded to nearest even, integers wrapped, floats truncated toward zero
+  /// into integers); an error at `op` for a float out of the integer's range.
+  static FailureOr<Tensor> convert(Operation *op, const Tensor &in,
+                                   ElemKind to);
+
+private:
+  using Results = FailureOr<SmallVector<Tensor>>;
+
   static Results one(Tensor t) {
     SmallVector<Tensor> r;
     r.push_back(std::move(t));
@@ -276,9 +305,6 @@ private:
   }
 
   Results evalOp(Operation *op);
-  /// Evaluates one op of a function body or kernel body (not a terminator).
-  LogicalResult step(Operation &op);
-  LogicalResult kernel(KernelOp op);
   /// The value of a tensor or (read from its buffer) memref operand.
   FailureOr<Tensor> read(Operation *at, Value v);
   /// Writes `t` into the buffer of memref `v`.
@@ -352,15 +378,8 @@ static int64_t storageBytes(Type type) {
 }
 
 template <typename Real>
-FailureOr<SmallVector<BasicTensor<Real>>>
-Interpreter<Real>::run(ArrayRef<Tensor> args) {
-  Region &body = func.getFunctionBody();
-  if (body.empty())
-    return func.emitError("cannot evaluate a function without a body");
-  if (!body.hasOneBlock())
-    return func.emitError("cannot evaluate a function with more than one "
-                          "block");
-  Block &block = body.front();
+LogicalResult Interpreter<Real>::bind(ArrayRef<Tensor> args) {
+  Block &block = func.getFunctionBody().front();
   SmallVector<unsigned> inputs = inputArguments(func);
   if (args.size() != inputs.size())
     return func.emitError() << "expected " << inputs.size()
@@ -397,27 +416,25 @@ Interpreter<Real>::run(ArrayRef<Tensor> args) {
       values.try_emplace(arg, args[i]);
     }
   }
-  for (Operation &op : block) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      SmallVector<Tensor> results;
-      for (Value v : ret.getOperands()) {
-        FailureOr<Tensor> t = read(ret, v);
-        if (failed(t))
-          return failure();
-        results.push_back(std::move(*t));
-      }
-      return results;
-    }
-    if (failed(step(op)))
+  return success();
+}
+
+template <typename Real>
+FailureOr<SmallVector<BasicTensor<Real>>>
+Interpreter<Real>::returned(func::ReturnOp ret) {
+  SmallVector<Tensor> results;
+  for (Value v : ret.getOperands()) {
+    FailureOr<Tensor> t = read(ret, v);
+    if (failed(t))
       return failure();
+    results.push_back(std::move(*t));
   }
-  return func.emitError("function body has no func.return");
+  return results;
 }
 
 template <typename Real>
 LogicalResult Interpreter<Real>::step(Operation &op) {
-  if (auto k = dyn_cast<KernelOp>(op))
-    return kernel(k);
+  assert(!isa<KernelOp>(op) && "kernels are entered and left by Lockstep");
   if (isa_and_nonnull<MWDialect>(op.getDialect())) {
     Results r = evalOp(&op);
     if (failed(r))
@@ -502,7 +519,7 @@ LogicalResult Interpreter<Real>::step(Operation &op) {
 }
 
 template <typename Real>
-LogicalResult Interpreter<Real>::kernel(KernelOp op) {
+LogicalResult Interpreter<Real>::enterKernel(KernelOp op) {
   Block &body = op.getBody().front();
   for (auto [arg, in] : llvm::zip(body.getArguments(), op.getIns())) {
     FailureOr<Tensor> t = read(op, in);
@@ -510,9 +527,12 @@ LogicalResult Interpreter<Real>::kernel(KernelOp op) {
       return failure();
     values.insert_or_assign(arg, std::move(*t));
   }
-  for (Operation &inner : body.without_terminator())
-    if (failed(step(inner)))
-      return failure();
+  return success();
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::exitKernel(KernelOp op) {
+  Block &body = op.getBody().front();
   // Every input is read before any output is written.
   Operation *yield = op.getYield();
   for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
@@ -527,8 +547,10 @@ LogicalResult Interpreter<Real>::kernel(KernelOp op) {
   for (BlockArgument arg : body.getArguments())
     values.erase(arg);
   for (Operation &inner : body.without_terminator())
-    for (Value v : inner.getResults())
+    for (Value v : inner.getResults()) {
       values.erase(v);
+      scalars.erase(v);
+    }
   return success();
 }
 
@@ -823,9 +845,9 @@ Interpreter<Real>::elementwise(Operation *op, mwrt::OpKind kind) {
 }
 
 template <typename Real>
-typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
-  const Tensor &in = get(op.getInput());
-  Tensor out = zerosLike(op.getResult());
+FailureOr<BasicTensor<Real>>
+Interpreter<Real>::convert(Operation *op, const Tensor &in, ElemKind to) {
+  Tensor out = Tensor::zeros(to, in.shape);
   for (int64_t n = 0, e = in.numElements(); n < e; ++n) {
     if (out.isFloat()) {
       out.f[n] = in.isFloat() ? roundReal(out.kind, in.f[n])
@@ -837,7 +859,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
       double hi =
           out.kind == ElemKind::I32 ? 2147483647.0 : 9.2233720368547748e18;
       if (!(v >= lo && v <= hi))
-        return op.emitError("cannot cast ")
+        return op->emitError("cannot cast ")
                << in.f[n] << " to " << elemKindName(out.kind)
                << ": not finite or out of range";
       out.i[n] = static_cast<int64_t>(v);
@@ -845,7 +867,15 @@ typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
       out.i[n] = wrapToKind(out.kind, in.i[n]);
     }
   }
-  return one(std::move(out));
+  return out;
+}
+
+template <typename Real>
+typename Interpreter<Real>::Results Interpreter<Real>::castOp(CastOp op) {
+  FailureOr<Tensor> out = convert(op, get(op.getInput()), kindOf(op.getResult()));
+  if (failed(out))
+    return failure();
+  return one(std::move(*out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1526,17 +1556,440 @@ Interpreter<Real>::lossScaleUpdate(LossScaleUpdateOp op) {
 }
 
 //===----------------------------------------------------------------------===//
+// Ranks in lockstep: the collectives
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` is a collective (or rank query) of the mesh dialect that the
+/// evaluator simulates across ranks.
+static bool isSimulatedMeshOp(Operation *op) {
+  return isa<mesh::AllReduceOp, mesh::ReduceScatterOp, mesh::AllGatherOp,
+             mesh::AllSliceOp, mesh::ProcessLinearIndexOp>(op);
+}
+
+static FlatSymbolRefAttr meshSymbolOf(Operation *op) {
+  return op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+}
+
+FailureOr<std::optional<CollectiveMesh>>
+mlir::mw::eval::collectiveMesh(FunctionOpInterface func) {
+  std::optional<CollectiveMesh> found;
+  SymbolTableCollection symbols;
+  WalkResult walk = func->walk([&](Operation *op) -> WalkResult {
+    if (!isSimulatedMeshOp(op))
+      return WalkResult::advance();
+    FlatSymbolRefAttr symbol = meshSymbolOf(op);
+    mesh::MeshOp meshOp = mesh::getMeshOrNull(op, symbol, symbols);
+    if (!meshOp)
+      return op->emitError("no mesh.mesh named ") << symbol;
+    ArrayRef<int64_t> shape = meshOp.getShape();
+    if (shape.size() != 1 || ShapedType::isDynamic(shape[0])) {
+      InFlightDiagnostic diag =
+          op->emitError("the evaluator simulates collectives over a 1-D mesh "
+                        "of static size, but mesh ")
+          << symbol << " has shape ";
+      for (auto [d, size] : llvm::enumerate(shape))
+        diag << (d ? "x" : "")
+             << (ShapedType::isDynamic(size) ? std::string("?")
+                                              : std::to_string(size));
+      return WalkResult(diag);
+    }
+    if (!isa<mesh::ProcessLinearIndexOp>(op)) {
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("mesh_axes");
+      if (!axes || axes.asArrayRef() != ArrayRef<int16_t>{0}) {
+        InFlightDiagnostic diag =
+            op->emitError("the evaluator simulates collectives over "
+                          "mesh_axes = [0] of a 1-D mesh, got [");
+        if (axes)
+          llvm::interleaveComma(axes.asArrayRef(), diag,
+                                [&](int16_t a) { diag << a; });
+        diag << "]";
+        return WalkResult(diag);
+      }
+    }
+    if (!found) {
+      found = CollectiveMesh{symbol.getValue().str(), shape[0], op};
+      return WalkResult::advance();
+    }
+    if (found->ranks != shape[0])
+      return op->emitError("collectives over mesh @")
+             << found->name << " (" << found->ranks << " ranks) and mesh "
+             << symbol << " (" << shape[0]
+             << " ranks): the evaluator simulates one group of ranks";
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return found;
+}
+
+namespace {
+/// N ranks of one program run in lockstep over its op sequence: every op but
+/// a collective is evaluated by each rank on its own state, in rank order; a
+/// collective combines the operands of all ranks and gives each rank its
+/// result. mw.kernel bodies are entered by every rank, run in lockstep (so a
+/// collective inside a kernel body works), and left by every rank.
+template <typename Real> class Lockstep {
+public:
+  using Tensor = BasicTensor<Real>;
+  using Rank = Interpreter<Real>;
+
+  explicit Lockstep(FunctionOpInterface func) : func(func) {}
+
+  FailureOr<SmallVector<SmallVector<Tensor>>>
+  run(ArrayRef<SmallVector<Tensor>> argsPerRank);
+
+private:
+  /// Runs every op of `block` but its terminator.
+  LogicalResult runOps(Block &block);
+  LogicalResult kernel(KernelOp op);
+  LogicalResult collective(Operation *op);
+  /// Calls `fn` for each rank in order, stopping at the first failure; an
+  /// error emitted meanwhile gets a note naming the rank (in runs of more
+  /// than one rank).
+  LogicalResult
+  forEachRank(llvm::function_ref<LogicalResult(int64_t, Rank &)> fn);
+  /// The reduction `kind` of every rank's value of `in`, each converted to
+  /// `to` first; in rank order from rank 0's value, in Real arithmetic (f32,
+  /// or double in the f64 mode), rounded once to `to`.
+  FailureOr<Tensor> reduceAcross(Operation *op, mesh::ReductionKind kind,
+                                 Value in, ElemKind to);
+  /// Piece `r` of `n` equal pieces of `t` along `axis`.
+  static Tensor piece(const Tensor &t, int64_t axis, int64_t r, int64_t n);
+  /// The ranks' pieces concatenated along `axis`, in rank order.
+  static Tensor gather(ArrayRef<const Tensor *> pieces, int64_t axis);
+  int64_t numRanks() const { return static_cast<int64_t>(ranks.size()); }
+
+  FunctionOpInterface func;
+  std::vector<std::unique_ptr<Rank>> ranks;
+  /// The rank evaluating an op now, for the notes of its errors; -1 outside
+  /// per-rank work.
+  int64_t current = -1;
+};
+} // namespace
+
+template <typename Real>
+FailureOr<SmallVector<SmallVector<BasicTensor<Real>>>>
+Lockstep<Real>::run(ArrayRef<SmallVector<Tensor>> argsPerRank) {
+  Region &body = func.getFunctionBody();
+  if (body.empty())
+    return func.emitError("cannot evaluate a function without a body");
+  if (!body.hasOneBlock())
+    return func.emitError("cannot evaluate a function with more than one "
+                          "block");
+  if (argsPerRank.empty())
+    return func.emitError("cannot evaluate on zero ranks");
+  int64_t n = static_cast<int64_t>(argsPerRank.size());
+  FailureOr<std::optional<CollectiveMesh>> mesh = collectiveMesh(func);
+  if (failed(mesh))
+    return failure();
+  if (*mesh && (*mesh)->ranks != n)
+    return (*mesh)->firstUse->emitError("the step was compiled for ")
+           << (*mesh)->ranks << " ranks (mesh @" << (*mesh)->name
+           << "), evaluated on " << n << (n == 1 ? " rank" : " ranks");
+
+  std::optional<ScopedDiagnosticHandler> notes;
+  if (n > 1)
+    notes.emplace(func->getContext(), [this](Diagnostic &d) {
+      if (current >= 0 && d.getSeverity() == DiagnosticSeverity::Error)
+        d.attachNote() << "on rank " << current << " of " << numRanks();
+      return failure(); // on to the caller's handler
+    });
+  for (int64_t r = 0; r < n; ++r)
+    ranks.push_back(std::make_unique<Rank>(func));
+  if (failed(forEachRank(
+          [&](int64_t r, Rank &rank) { return rank.bind(argsPerRank[r]); })))
+    return failure();
+  Block &block = body.front();
+  if (failed(runOps(block)))
+    return failure();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret)
+    return func.emitError("function body has no func.return");
+  SmallVector<SmallVector<Tensor>> results(n);
+  if (failed(forEachRank([&](int64_t r, Rank &rank) -> LogicalResult {
+        FailureOr<SmallVector<Tensor>> out = rank.returned(ret);
+        if (failed(out))
+          return failure();
+        results[r] = std::move(*out);
+        return success();
+      })))
+    return failure();
+  return results;
+}
+
+template <typename Real> LogicalResult Lockstep<Real>::runOps(Block &block) {
+  for (Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+      return success();
+    LogicalResult ok =
+        isa<KernelOp>(op)         ? kernel(cast<KernelOp>(op))
+        : isSimulatedMeshOp(&op) ? collective(&op)
+                                 : forEachRank([&](int64_t, Rank &rank) {
+                                     return rank.step(op);
+                                   });
+    if (failed(ok))
+      return failure();
+  }
+  return success();
+}
+
+template <typename Real> LogicalResult Lockstep<Real>::kernel(KernelOp op) {
+  if (failed(forEachRank(
+          [&](int64_t, Rank &rank) { return rank.enterKernel(op); })) ||
+      failed(runOps(op.getBody().front())))
+    return failure();
+  return forEachRank([&](int64_t, Rank &rank) { return rank.exitKernel(op); });
+}
+
+template <typename Real>
+LogicalResult Lockstep<Real>::forEachRank(
+    llvm::function_ref<LogicalResult(int64_t, Rank &)> fn) {
+  for (int64_t r = 0, e = numRanks(); r < e; ++r) {
+    current = r;
+    LogicalResult ok = fn(r, *ranks[r]);
+    current = -1;
+    if (failed(ok))
+      return failure();
+  }
+  return success();
+}
+
+template <typename Real>
+BasicTensor<Real> Lockstep<Real>::piece(const Tensor &t, int64_t axis,
+                                        int64_t r, int64_t n) {
+  SmallVector<int64_t> shape = t.shape;
+  shape[axis] /= n;
+  Tensor out = Tensor::zeros(t.kind, shape);
+  AxisSplit in = splitAxis(t.shape, axis), os = splitAxis(shape, axis);
+  for (int64_t o = 0; o < os.outer; ++o)
+    for (int64_t j = 0; j < os.size; ++j)
+      for (int64_t k = 0; k < os.inner; ++k)
+        copyElement(t, (o * in.size + r * os.size + j) * in.inner + k, out,
+                    (o * os.size + j) * os.inner + k);
+  return out;
+}
+
+template <typename Real>
+BasicTensor<Real> Lockstep<Real>::gather(ArrayRef<const Tensor *> pieces,
+                                         int64_t axis) {
+  SmallVector<int64_t> shape = pieces.front()->shape;
+  shape[axis] *= static_cast<int64_t>(pieces.size());
+  Tensor out = Tensor::zeros(pieces.front()->kind, shape);
+  AxisSplit os = splitAxis(shape, axis);
+  for (auto [r, p] : llvm::enumerate(pieces)) {
+    AxisSplit is = splitAxis(p->shape, axis);
+    int64_t at = static_cast<int64_t>(r) * is.size;
+    for (int64_t o = 0; o < is.outer; ++o)
+      for (int64_t j = 0; j < is.size; ++j)
+        for (int64_t k = 0; k < is.inner; ++k)
+          copyElement(*p, (o * is.size + j) * is.inner + k, out,
+                      (o * os.size + at + j) * os.inner + k);
+  }
+  return out;
+}
+
+template <typename Real>
+FailureOr<BasicTensor<Real>>
+Lockstep<Real>::reduceAcross(Operation *op, mesh::ReductionKind kind, Value in,
+                             ElemKind to) {
+  using mesh::ReductionKind;
+  bool isFloat = isFloatKind(to);
+  bool supported = kind == ReductionKind::Sum || kind == ReductionKind::Max ||
+                   kind == ReductionKind::Min ||
+                   kind == ReductionKind::Product ||
+                   (isFloat && kind == ReductionKind::Average) ||
+                   (!isFloat && (kind == ReductionKind::BitwiseAnd ||
+                                 kind == ReductionKind::BitwiseOr ||
+                                 kind == ReductionKind::BitwiseXor));
+  if (!supported)
+    return op->emitError("the evaluator does not support reduction <")
+           << mesh::stringifyReductionKind(kind) << "> on "
+           << elemKindName(to)
+           << " (it simulates sum, max, min, product, average on floats "
+              "and bitwise_and/or/xor on integers)";
+  SmallVector<Tensor> parts;
+  if (failed(forEachRank([&](int64_t, Rank &rank) -> LogicalResult {
+        FailureOr<Tensor> t = Rank::convert(op, rank.get(in), to);
+        if (failed(t))
+          return failure();
+        parts.push_back(std::move(*t));
+        return success();
+      })))
+    return failure();
+  Tensor acc = std::move(parts.front());
+  for (const Tensor &part : ArrayRef<Tensor>(parts).drop_front()) {
+    if (isFloat) {
+      for (auto [a, x] : llvm::zip(acc.f, part.f)) {
+        switch (kind) {
+        case ReductionKind::Max:
+        case ReductionKind::Min:
+          a = (std::isnan(a) || std::isnan(x)) ? NAN
+              : kind == ReductionKind::Max     ? std::max(a, x)
+                                               : std::min(a, x);
+          break;
+        case ReductionKind::Product:
+          a = a * x;
+          break;
+        default: // Sum, Average
+          a = a + x;
+        }
+      }
+      continue;
+    }
+    for (auto [a, x] : llvm::zip(acc.i, part.i)) {
+      uint64_t ua = static_cast<uint64_t>(a), ux = static_cast<uint64_t>(x);
+      switch (kind) {
+      case ReductionKind::Max:
+        a = std::max(a, x);
+        break;
+      case ReductionKind::Min:
+        a = std::min(a, x);
+        break;
+      case ReductionKind::Product:
+        a = static_cast<int64_t>(ua * ux);
+        break;
+      case ReductionKind::BitwiseAnd:
+        a = a & x;
+        break;
+      case ReductionKind::BitwiseOr:
+        a = a | x;
+        break;
+      case ReductionKind::BitwiseXor:
+        a = a ^ x;
+        break;
+      default: // Sum
+        a = static_cast<int64_t>(ua + ux);
+      }
+    }
+  }
+  if (kind == ReductionKind::Average)
+    for (Real &a : acc.f)
+      a /= static_cast<Real>(numRanks());
+  if (isFloat)
+    Rank::round(acc);
+  else
+    for (int64_t &a : acc.i)
+      a = wrapToKind(to, a);
+  return acc;
+}
+
+template <typename Real>
+LogicalResult Lockstep<Real>::collective(Operation *op) {
+  const int64_t n = numRanks();
+  if (auto index = dyn_cast<mesh::ProcessLinearIndexOp>(op))
+    return forEachRank([&](int64_t r, Rank &rank) {
+      rank.setScalar(index.getResult(), r);
+      return success();
+    });
+  SmallVector<Value> typed(op->getOperands());
+  llvm::append_range(typed, op->getResults());
+  for (Value v : typed)
+    if (!isa<RankedTensorType>(v.getType()) ||
+        !Rank::typeOf(v).hasStaticShape() ||
+        failed(elemKindOf(Rank::typeOf(v).getElementType())))
+      return op->emitError("the evaluator supports static tensors of f32, "
+                           "f16, bf16, i32 and i64 only, got ")
+             << v.getType();
+  Value in = op->getOperand(0), res = op->getResult(0);
+  ArrayRef<int64_t> inShape = Rank::typeOf(in).getShape();
+  ArrayRef<int64_t> resShape = Rank::typeOf(res).getShape();
+  /// Checks that `big` is `small` with `n` times its size along `axis`.
+  auto checkPieces = [&](ArrayRef<int64_t> big, ArrayRef<int64_t> small,
+                         int64_t axis) -> LogicalResult {
+    if (axis < 0 || axis >= static_cast<int64_t>(big.size()) ||
+        big.size() != small.size())
+      return op->emitError("axis ") << axis << " is out of range";
+    for (auto [d, pair] : llvm::enumerate(llvm::zip(big, small))) {
+      auto [b, s] = pair;
+      if (static_cast<int64_t>(d) == axis ? b != s * n : b != s)
+        return op->emitError("on ")
+               << n << " ranks, expected the operand and result shapes to "
+               << "differ by a factor " << n << " along axis " << axis;
+    }
+    return success();
+  };
+  if (auto allReduce = dyn_cast<mesh::AllReduceOp>(op)) {
+    FailureOr<Tensor> sum =
+        reduceAcross(op, allReduce.getReduction(), in, Rank::kindOf(res));
+    if (failed(sum))
+      return failure();
+    return forEachRank([&](int64_t, Rank &rank) {
+      rank.set(res, *sum);
+      return success();
+    });
+  }
+  if (auto scatter = dyn_cast<mesh::ReduceScatterOp>(op)) {
+    int64_t axis = scatter.getScatterAxis().getSExtValue();
+    if (failed(checkPieces(inShape, resShape, axis)))
+      return failure();
+    FailureOr<Tensor> sum =
+        reduceAcross(op, scatter.getReduction(), in, Rank::kindOf(res));
+    if (failed(sum))
+      return failure();
+    return forEachRank([&](int64_t r, Rank &rank) {
+      rank.set(res, piece(*sum, axis, r, n));
+      return success();
+    });
+  }
+  if (auto allGather = dyn_cast<mesh::AllGatherOp>(op)) {
+    int64_t axis = allGather.getGatherAxis().getSExtValue();
+    if (failed(checkPieces(resShape, inShape, axis)))
+      return failure();
+    SmallVector<const Tensor *> pieces;
+    for (const std::unique_ptr<Rank> &rank : ranks)
+      pieces.push_back(&rank->get(in));
+    Tensor all = gather(pieces, axis);
+    return forEachRank([&](int64_t, Rank &rank) {
+      rank.set(res, all);
+      return success();
+    });
+  }
+  auto allSlice = cast<mesh::AllSliceOp>(op);
+  int64_t axis = allSlice.getSliceAxis().getSExtValue();
+  if (failed(checkPieces(inShape, resShape, axis)))
+    return failure();
+  return forEachRank([&](int64_t r, Rank &rank) {
+    rank.set(res, piece(rank.get(in), axis, r, n));
+    return success();
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
 
+/// The results of a single-rank run.
+template <typename Real>
+static FailureOr<SmallVector<BasicTensor<Real>>>
+evaluateOne(FunctionOpInterface func, ArrayRef<BasicTensor<Real>> args) {
+  SmallVector<SmallVector<BasicTensor<Real>>, 1> argsPerRank;
+  argsPerRank.emplace_back(args.begin(), args.end());
+  auto results = Lockstep<Real>(func).run(argsPerRank);
+  if (failed(results))
+    return failure();
+  return std::move(results->front());
+}
+
 FailureOr<SmallVector<Tensor>>
 mlir::mw::eval::evaluate(FunctionOpInterface func, ArrayRef<Tensor> args) {
-  return Interpreter<float>(func).run(args);
+  return evaluateOne<float>(func, args);
 }
 
 FailureOr<SmallVector<Tensor64>>
 mlir::mw::eval::evaluate64(FunctionOpInterface func, ArrayRef<Tensor64> args) {
-  return Interpreter<double>(func).run(args);
+  return evaluateOne<double>(func, args);
+}
+
+FailureOr<SmallVector<SmallVector<Tensor>>>
+mlir::mw::eval::evaluateRanks(FunctionOpInterface func,
+                              ArrayRef<SmallVector<Tensor>> argsPerRank) {
+  return Lockstep<float>(func).run(argsPerRank);
+}
+
+FailureOr<SmallVector<SmallVector<Tensor64>>>
+mlir::mw::eval::evaluateRanks64(FunctionOpInterface func,
+                                ArrayRef<SmallVector<Tensor64>> argsPerRank) {
+  return Lockstep<double>(func).run(argsPerRank);
 }
 
 bool mlir::mw::eval::isArenaArgument(FunctionOpInterface func,

@@ -1,13 +1,16 @@
 //===- mw-eval.cpp - Run an mw function with the reference evaluator ------===//
 //
-// mw-eval FILE.mlir [--entry NAME] [--inputs IN.safetensors |
-//                    --random-inputs SEED] [--outputs OUT.safetensors]
+// mw-eval FILE.mlir [--entry NAME] [--ranks N]
+//                   [--inputs IN.safetensors | --random-inputs SEED]
+//                   [--rank-inputs PATTERN] [--outputs OUT.safetensors]
 //                   [--save-inputs FILE] [--print]
 //
 // Binds inputs by argument name (mw.name, else argN), evaluates the function
 // with the reference evaluator, and writes outputs by result name (mw.name,
 // else resultN). Files are written only after a successful evaluation, each
-// atomically, so a failed run writes nothing.
+// atomically, so a failed run writes nothing. With --ranks N, the N rank
+// programs of an SPMD step (--mw-zero) run in one process, their collectives
+// computed across the simulated ranks, and every file is per rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +33,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -80,6 +85,18 @@ static cl::opt<bool> printOutputs(
     "print",
     cl::desc("Print each output's dtype, shape, first values and checksum"),
     cl::cat(category));
+static cl::opt<int64_t> numRanks(
+    "ranks",
+    cl::desc("Run the N rank programs of an SPMD step (mesh collectives "
+             "computed across the simulated ranks); every file becomes one "
+             "per rank (see docs/mw-eval.md)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
+static cl::list<std::string> rankInputsFiles(
+    "rank-inputs",
+    cl::desc("Bind arguments of rank r from this file, '%r' replaced by r "
+             "(without '%r': '.rank<r>' before the extension), after any "
+             "--inputs; may be repeated"),
+    cl::value_desc("PATTERN"), cl::cat(category));
 
 //===----------------------------------------------------------------------===//
 // Conversions between evaluator tensors and safetensors
@@ -312,7 +329,12 @@ static LogicalResult checkUniqueNames(ArrayRef<std::string> names,
   return success();
 }
 
-static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
+/// The arguments of `func` bound from `inputsFiles`; notes on unused tensors
+/// are printed for the files from index `notedFrom` on (the files every rank
+/// shares are noted once).
+static FailureOr<SmallVector<Tensor>>
+loadInputs(FunctionOpInterface func, ArrayRef<std::string> inputsFiles,
+           size_t notedFrom = 0) {
   // Read every file first; each tensor name maps to the last file having it.
   std::vector<mwrt::SafeTensors> files(inputsFiles.size());
   llvm::StringMap<unsigned> source;
@@ -356,7 +378,7 @@ static FailureOr<SmallVector<Tensor>> loadInputs(FunctionOpInterface func) {
   }
   for (auto [k, file] : llvm::enumerate(files))
     for (const std::string &name : file.names())
-      if (!used.contains(name))
+      if (k >= notedFrom && !used.contains(name))
         llvm::errs() << "mw-eval: note: ignoring '" << name << "' in "
                      << inputsFiles[k] << ": no argument has that name\n";
   return args;
@@ -381,6 +403,47 @@ static int exitWithError(const Twine &message) {
   return 1;
 }
 
+/// Whether files and printed lines are per rank: --ranks was given (even
+/// --ranks 1, so that scripts over N name files alike); without it mw-eval
+/// behaves as before --ranks existed.
+static bool perRankMode() { return numRanks.getNumOccurrences() > 0; }
+
+/// The file of rank `rank` for `path`: every "%r" replaced by the rank, or
+/// without "%r" ".rank<r>" inserted before the extension of the file name
+/// (out.safetensors -> out.rank1.safetensors, out -> out.rank1).
+static std::string rankPath(StringRef path, int64_t rank) {
+  std::string r = std::to_string(rank);
+  if (path.contains("%r")) {
+    std::string s;
+    for (size_t k = 0; k < path.size(); ++k) {
+      if (path.substr(k).starts_with("%r")) {
+        s += r;
+        ++k;
+      } else {
+        s += path[k];
+      }
+    }
+    return s;
+  }
+  StringRef ext = llvm::sys::path::extension(path);
+  return (path.drop_back(ext.size()) + ".rank" + r + ext).str();
+}
+
+/// The path mw-eval writes for `path` on rank `rank`.
+static std::string outputPath(StringRef path, int64_t rank) {
+  return perRankMode() ? rankPath(path, rank) : path.str();
+}
+
+/// Whether argument `index` differs between ranks under --random-inputs: the
+/// data (roles input and label), drawn from SEED + rank; all other arguments
+/// (parameters, optimizer state, unannotated) are drawn from SEED on every
+/// rank.
+static bool isPerRankData(FunctionOpInterface func, unsigned index) {
+  auto role = func.getArgAttrOfType<RoleAttr>(index, MWDialect::kRoleAttrName);
+  return role &&
+         (role.getValue() == Role::input || role.getValue() == Role::label);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Short diagnostics (no module dump) unless
@@ -393,12 +456,19 @@ int main(int argc, char **argv) {
 
   if (!inputsFiles.empty() && randomSeed.getNumOccurrences())
     return exitWithError("--inputs and --random-inputs are exclusive");
+  if (!rankInputsFiles.empty() && randomSeed.getNumOccurrences())
+    return exitWithError("--rank-inputs and --random-inputs are exclusive");
+  if (numRanks < 1)
+    return exitWithError("--ranks must be at least 1, got " +
+                         Twine(numRanks.getValue()));
+  const int64_t n = numRanks;
 
   DialectRegistry registry;
-  // mw programs, bufferized (--mw-bufferize) or planned (--mw-static-arena).
+  // mw programs, bufferized (--mw-bufferize) or planned (--mw-static-arena),
+  // and the collectives of SPMD steps (--mw-zero).
   registry.insert<MWDialect, func::FuncDialect, arith::ArithDialect,
                   tensor::TensorDialect, memref::MemRefDialect,
-                  bufferization::BufferizationDialect>();
+                  bufferization::BufferizationDialect, mesh::MeshDialect>();
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -414,6 +484,14 @@ int main(int argc, char **argv) {
   FailureOr<FunctionOpInterface> func = findEntry(*module);
   if (failed(func) || failed(checkSignature(*func)))
     return 1;
+  FailureOr<std::optional<CollectiveMesh>> mesh = collectiveMesh(*func);
+  if (failed(mesh))
+    return 1;
+  if (*mesh && (*mesh)->ranks != n)
+    return exitWithError("the step was compiled for " +
+                         Twine((*mesh)->ranks) + " ranks (mesh @" +
+                         (*mesh)->name + "), --ranks " + Twine(n) +
+                         (perRankMode() ? "" : " (the default)"));
 
   SmallVector<std::string> resultNames, argNames;
   for (unsigned i = 0, e = func->getNumResults(); i < e; ++i)
@@ -422,20 +500,39 @@ int main(int argc, char **argv) {
   for (unsigned i : inputs)
     argNames.push_back(argumentName(*func, i));
   // Before evaluating, so that a clash fails fast and writes nothing.
-  if ((!inputsFiles.empty() || !saveInputsFile.empty()) &&
+  if ((!inputsFiles.empty() || !rankInputsFiles.empty() ||
+       !saveInputsFile.empty()) &&
       failed(checkUniqueNames(argNames, "argument")))
     return 1;
   if (!outputsFile.empty() && failed(checkUniqueNames(resultNames, "result")))
     return 1;
 
-  SmallVector<Tensor> args;
-  if (!inputsFiles.empty()) {
-    FailureOr<SmallVector<Tensor>> loaded = loadInputs(*func);
-    if (failed(loaded))
-      return 1;
-    args = std::move(*loaded);
+  SmallVector<SmallVector<Tensor>> args(n);
+  if (!inputsFiles.empty() || !rankInputsFiles.empty()) {
+    for (int64_t r = 0; r < n; ++r) {
+      // The shared files, then this rank's: a name takes its value from the
+      // last file having it.
+      SmallVector<std::string> paths(inputsFiles.begin(), inputsFiles.end());
+      for (const std::string &pattern : rankInputsFiles)
+        paths.push_back(rankPath(pattern, r));
+      FailureOr<SmallVector<Tensor>> loaded =
+          loadInputs(*func, paths, r == 0 ? 0 : inputsFiles.size());
+      if (failed(loaded))
+        return 1;
+      args[r] = std::move(*loaded);
+    }
   } else if (randomSeed.getNumOccurrences() || inputs.empty()) {
-    args = randomInputs(*func, randomSeed);
+    SmallVector<Tensor> shared = randomInputs(*func, randomSeed);
+    for (int64_t r = 0; r < n; ++r) {
+      args[r] = shared;
+      if (r == 0)
+        continue;
+      SmallVector<Tensor> own =
+          randomInputs(*func, randomSeed + static_cast<uint64_t>(r));
+      for (auto [k, index] : llvm::enumerate(inputs))
+        if (isPerRankData(*func, index))
+          args[r][k] = std::move(own[k]);
+    }
   } else {
     return exitWithError("@" + func->getName() + " takes " +
                          Twine(inputs.size()) +
@@ -443,22 +540,39 @@ int main(int argc, char **argv) {
                          "SEED");
   }
 
-  FailureOr<SmallVector<Tensor>> results = evaluate(*func, args);
+  FailureOr<SmallVector<SmallVector<Tensor>>> results =
+      evaluateRanks(*func, args);
   if (failed(results))
     return 1;
 
-  if (!saveInputsFile.empty() &&
-      failed(writeTensors(saveInputsFile, argNames, args)))
-    return 1;
-  if (!outputsFile.empty() &&
-      failed(writeTensors(outputsFile, resultNames, *results))) {
-    // A failed run writes nothing: take back the inputs file just written.
-    if (!saveInputsFile.empty())
-      (void)llvm::sys::fs::remove(saveInputsFile);
-    return 1;
+  // A failed write takes back the files written before it: a failed run
+  // writes nothing.
+  SmallVector<std::string> written;
+  auto writeOrUndo = [&](const std::string &path, ArrayRef<std::string> names,
+                         ArrayRef<Tensor> tensors) {
+    if (succeeded(writeTensors(path, names, tensors))) {
+      written.push_back(path);
+      return success();
+    }
+    for (const std::string &w : written)
+      (void)llvm::sys::fs::remove(w);
+    return failure();
+  };
+  for (int64_t r = 0; r < n; ++r) {
+    if (!saveInputsFile.empty() &&
+        failed(writeOrUndo(outputPath(saveInputsFile, r), argNames, args[r])))
+      return 1;
+    if (!outputsFile.empty() &&
+        failed(writeOrUndo(outputPath(outputsFile, r), resultNames,
+                           (*results)[r])))
+      return 1;
   }
   if (printOutputs)
-    for (auto [name, t] : llvm::zip(resultNames, *results))
-      printTensor(llvm::outs(), name, t);
+    for (int64_t r = 0; r < n; ++r)
+      for (auto [name, t] : llvm::zip(resultNames, (*results)[r]))
+        printTensor(llvm::outs(),
+                    perRankMode() ? "rank " + std::to_string(r) + ": " + name
+                                  : name,
+                    t);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,64 @@ FailureOr<llvm::SmallVector<Tensor>> evaluate(FunctionOpInterface func,
 /// whose differences of nearby losses f32 rounding noise would swamp.
 FailureOr<llvm::SmallVector<Tensor64>>
 evaluate64(FunctionOpInterface func, llvm::ArrayRef<Tensor64> args);
+
+/// Evaluates the N rank programs of a rank-generic SPMD step (the output of
+/// --mw-zero): rank r runs `func` on `argsPerRank[r]`, and the N ranks run in
+/// lockstep over the same op sequence. Every op but a collective is evaluated
+/// by each rank on its own values, as evaluate() does; at a collective the
+/// operands of all ranks are combined (docs/mw-eval.md, "Ranks"):
+///
+/// - `mesh.all_reduce`: each rank's operand is converted to the result's
+///   element type (as mw.cast converts), then reduced elementwise in rank
+///   order 0, 1, ..., N-1 starting from rank 0's value, in f32 (double in the
+///   f64 mode) for floating-point types, rounded once to the result type
+///   (f16/bf16), or in wrapping 64-bit integer arithmetic, wrapped once to
+///   i32. Reductions: sum, max, min, product (NaN-propagating max/min),
+///   average (floats: the sum divided by N), bitwise_and/or/xor (integers);
+///   others are an error. Every rank gets the same result.
+/// - `mesh.reduce_scatter`: the all_reduce, then rank r gets the r-th of N
+///   equal pieces along `scatter_axis`.
+/// - `mesh.all_gather`: the ranks' operands concatenated along `gather_axis`
+///   in rank order; every rank gets the same result.
+/// - `mesh.all_slice`: no communication; rank r keeps the r-th of N equal
+///   pieces of its own operand along `slice_axis`.
+/// - `mesh.process_linear_index`: r.
+///
+/// The collectives must name a 1-D mesh of static size N with
+/// mesh_axes = [0] (collectiveMesh); any tensor axis may be the
+/// scatter/gather/slice axis. Bufferized programs run as in evaluate(), each
+/// rank on its own buffers; the ranks enter and leave each mw.kernel
+/// together, so a collective in a kernel body would run too (the kernel's
+/// verifier admits only mw ops there today). Returns each rank's
+/// results; an error at an op during one rank's part of the run carries a
+/// note "on rank r of N" (when N > 1). With one rank and a program without
+/// collectives, it is evaluate().
+FailureOr<llvm::SmallVector<llvm::SmallVector<Tensor>>>
+evaluateRanks(FunctionOpInterface func,
+              llvm::ArrayRef<llvm::SmallVector<Tensor>> argsPerRank);
+
+/// evaluateRanks() in the f64 mode of evaluate64().
+FailureOr<llvm::SmallVector<llvm::SmallVector<Tensor64>>>
+evaluateRanks64(FunctionOpInterface func,
+                llvm::ArrayRef<llvm::SmallVector<Tensor64>> argsPerRank);
+
+/// The mesh the collectives of a function run over.
+struct CollectiveMesh {
+  /// The mesh.mesh symbol, without '@'.
+  std::string name;
+  /// Its size: the number of ranks the step was compiled for.
+  int64_t ranks = 1;
+  /// The first collective (in walk order) that names it.
+  Operation *firstUse = nullptr;
+};
+
+/// The mesh of `func`'s collectives (mesh.all_reduce, reduce_scatter,
+/// all_gather, all_slice, process_linear_index, kernel bodies included), or
+/// std::nullopt when it has none. Emits an error at the op and fails for a
+/// mesh evaluateRanks cannot simulate: not 1-D, of dynamic size, mesh_axes
+/// other than [0], or two meshes of different sizes.
+FailureOr<std::optional<CollectiveMesh>>
+collectiveMesh(FunctionOpInterface func);
 
 /// Whether argument `index` is the planned arena (`mw.arena`).
 bool isArenaArgument(FunctionOpInterface func, unsigned index);
