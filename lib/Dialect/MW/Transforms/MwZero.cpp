@@ -514,8 +514,11 @@ LogicalResult ZeroRewriter::collectParams() {
         return op.emitOpError("mw-zero: optimizer state is not an argument");
       p->stateArgs.push_back(sArg.getArgNumber());
     }
-    // Each updated value must go straight to the return.
+    // From stage 1 on each updated value must go straight to the return
+    // (its piece replaces it there); stage 0 keeps the updates as they are.
     for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      if (stage == 0)
+        break;
       if (!r.hasOneUse() || r.use_begin()->getOwner() != ret)
         return op.emitOpError("mw-zero: stage ")
                << stage << " needs each updated value to be returned "
