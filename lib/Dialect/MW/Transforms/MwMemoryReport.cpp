@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ZeroReport.h"
+
 #include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Analysis/StepStructure.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
@@ -86,6 +88,9 @@ struct FunctionReport {
     SmallVector<std::pair<std::string, int64_t>> keptBytesByLayer;
   };
   std::optional<Remat> remat;
+
+  /// What one rank of a ZeRO step holds and sends (ZeroReport.h).
+  std::optional<ZeroReport> zero;
 };
 
 /// The mw.remat.* attributes of `func`, if --mw-remat ran on it.
@@ -365,6 +370,7 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
     return failure();
   countSavedActivations(func, r);
   analyzeBuffers(func, r);
+  r.zero = analyzeZero(func, r.planned, r.peakPosition);
   return r;
 }
 
@@ -453,6 +459,8 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << layer << " " << humanBytes(bytes) << ";";
       os << "\n";
     }
+    if (r.zero)
+      printZeroText(os, *r.zero);
     if (r.naiveBytes == 0 && !r.planned)
       continue;
     os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
@@ -541,6 +549,8 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
                   j.attribute(dtype, bytes);
               });
           });
+          if (r.zero)
+            printZeroJson(j, *r.zero);
         });
       }
     });

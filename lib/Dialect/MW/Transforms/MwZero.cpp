@@ -1091,6 +1091,10 @@ void MwZeroPass::runOnOperation() {
   rw.maxLive = live > 0 ? live : kDefaultMaxLiveParameters;
   if (failed(rw.run()))
     return signalPassFailure();
+  // The stage, for the memory report (a stage-1 and a stage-2 program can
+  // look alike: one bucket and nothing between backward and the update).
+  func->setAttr("mw.zero.stage",
+                IntegerAttr::get(IntegerType::get(&getContext(), 64), st));
   numCollectives = rw.collectives;
   numBuckets = rw.buckets.size();
   if (failed(verify(func)))

@@ -40,7 +40,25 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       transient bytes peak (named by the first computation there) and the
       buffers live there, largest first, with their producing ops (for a
       buffer written by an mw.kernel, the op its body computes) and
-      locations.
+      locations;
+    - for a ZeRO step (a function with mesh collectives, as --mw-zero
+      makes it), `zero`: `ranks`, `stage` and `stage_source` (the
+      function's `mw.zero.stage`, else inferred: 3 when a `param` argument
+      is a piece, 2 when a reduce-scatter starts right after its bucket's
+      last gradient, 1 when reduce-scatters wait for later ops, 0 with
+      all-reduced gradients), `psi` (Ψ: logical parameters from `mw.shard`
+      sizes plus whole parameters), `per_rank` (parameter, gradient and
+      optimizer-state bytes one rank holds, whole and in pieces, with
+      padding; AdamW's step counter apart), `formula` (the ZeRO paper's
+      model-state bytes for the stage, N and the step's precision case,
+      with `ratio` and `ratio_without_padding`), `paper_mixed_precision`
+      (2 + 2 + 12 bytes per parameter, beside, for AdamW),
+      `communication` (per collective kind: count, elements, the paper's
+      elements, a ring's elements and bytes sent per rank; totals, the
+      loss's reductions apart, and the paper's 2Ψ or 3Ψ with the ratio)
+      and `arena` (for planned steps: transient bytes and the peak split
+      into activations, gradient buckets, gathered parameters and
+      collectives in flight; otherwise a note naming --mw-train-pipeline).
 
     The IR is left unchanged. The text form is for people; the JSON form has a
     stable key per figure:
