@@ -109,9 +109,15 @@ LogicalResult adaptShared(BatchSplit &split, Operation *op, unsigned i,
                           int64_t localDim0) {
   Value v = op->getOperand(i);
   auto type = cast<RankedTensorType>(v.getType());
+  // Only an operand whose dimension 0 lines up with the result's (same
+  // rank; a lower-rank operand broadcasts from the right).
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   if (split.isSharded(v) || type.getRank() == 0 ||
-      type.getDimSize(0) != localDim0 * split.ranks || localDim0 * split.ranks == 1)
+      type.getRank() != resultType.getRank() ||
+      type.getDimSize(0) != localDim0 * split.ranks)
     return success();
+  // A splat has one value everywhere, so its shape can follow the batch
+  // even where dimension 0 could also be a broadcast (a batch of 1).
   auto splat = v.getDefiningOp<SplatOp>();
   if (!splat)
     return op->emitOpError("mw-zero cannot split the batch here: operand #")
