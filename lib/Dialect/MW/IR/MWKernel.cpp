@@ -33,8 +33,15 @@ std::optional<unsigned> mlir::mw::getInPlaceOperand(Operation *op,
 }
 
 bool mlir::mw::isRuntimeCollective(Operation *op) {
-  return isa<mesh::AllReduceOp, mesh::ReduceScatterOp, mesh::AllGatherOp,
-             mesh::AllSliceOp>(op);
+  return isRuntimeCollective(op->getName());
+}
+
+bool mlir::mw::isRuntimeCollective(OperationName name) {
+  StringRef n = name.getStringRef();
+  return n == mesh::AllReduceOp::getOperationName() ||
+         n == mesh::ReduceScatterOp::getOperationName() ||
+         n == mesh::AllGatherOp::getOperationName() ||
+         n == mesh::AllSliceOp::getOperationName();
 }
 
 KernelOp mlir::mw::buildKernelAround(OpBuilder &builder, Operation *op,

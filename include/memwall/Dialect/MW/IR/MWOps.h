@@ -47,6 +47,7 @@ std::optional<unsigned> getInPlaceOperand(Operation *op, unsigned result);
 /// mesh.all_gather, mesh.all_slice): it runs as an mw.kernel like an mw op,
 /// its result in a buffer of its own.
 bool isRuntimeCollective(Operation *op);
+bool isRuntimeCollective(OperationName name);
 } // namespace mlir::mw
 
 #define GET_OP_CLASSES
