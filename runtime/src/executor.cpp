@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "executor.h"
+#include "comm/communicator.h"
 #include "status.h"
 
 #include <string>
@@ -52,9 +53,9 @@ mwrt_status detail::createBackend(std::string_view device,
                                              "' (expected cpu or cuda)");
 }
 
-Executor::Executor(const Plan &plan, Backend &backend, void *arena,
-                   std::vector<void *> persistents)
-    : plan(plan), backend(backend), arena(arena),
+Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
+                   void *arena, std::vector<void *> persistents)
+    : plan(plan), backend(backend), comm(comm), arena(arena),
       bases(std::move(persistents)) {
   kernels.reserve(plan.kernels().size());
   for (const KernelDesc &k : plan.kernels()) {
@@ -86,7 +87,9 @@ TensorRef Executor::bind(const OperandDesc &o) const {
 
 mwrt_status Executor::run(uint64_t step) {
   for (size_t i = 0; i < kernels.size(); ++i) {
-    mwrt_status status = backend.run(kernels[i]);
+    const BoundKernel &k = kernels[i];
+    mwrt_status status =
+        isCollective(k.kind) ? comm.run(k, backend) : backend.run(k);
     if (status == MWRT_OK)
       continue;
     std::string message = mwrt_last_error();

@@ -65,12 +65,15 @@ std::unique_ptr<Backend> createCpuBackend(const SessionOptions &options);
 /// when both have explicit strides.
 void copyHostTensor(const TensorRef &dst, const TensorRef &src);
 
-/// Binds a plan's operands to memory and runs its kernels.
+class Communicator; // comm/communicator.h
+
+/// Binds a plan's operands to memory and runs its kernels: collectives
+/// through the communicator, every other kernel through the backend.
 class Executor {
 public:
   /// `arena` and `persistents` (one base per Plan::persistents()) are
   /// device pointers the session allocated.
-  Executor(const Plan &plan, Backend &backend, void *arena,
+  Executor(const Plan &plan, Backend &backend, Communicator &comm, void *arena,
            std::vector<void *> persistents);
 
   /// The tensor `operand` describes, in this session's memory.
@@ -83,6 +86,7 @@ public:
 private:
   const Plan &plan;
   Backend &backend;
+  Communicator &comm;
   void *arena;
   std::vector<void *> bases;
   std::vector<BoundKernel> kernels;

@@ -259,6 +259,11 @@ bool PlanReader::read(std::string &error) {
   if (!readPersistents(error))
     return false;
   plan.peakBudgetBytes = fb.peak_budget();
+  plan.rankCount = fb.ranks();
+  if (plan.rankCount == 0) {
+    error = "ranks is 0; a plan runs on at least one rank";
+    return false;
+  }
   if (plan.peakBudgetBytes) {
     uint64_t peak = plan.arenaBytes;
     for (const PersistentDesc &d : plan.persists)

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "executor.h"
+#include "comm/communicator.h"
 #include "mwrt/initial_values.h"
 #include "status.h"
 
@@ -193,6 +194,7 @@ public:
   std::shared_ptr<const Plan> plan;
   SessionOptions options;
   std::unique_ptr<Backend> backend;
+  std::unique_ptr<Communicator> comm;
   std::unique_ptr<Executor> executor;
 
   void *arena = nullptr, *persistBlock = nullptr, *staging = nullptr;
@@ -231,9 +233,14 @@ mwrt_status SessionImpl::allocate(uint64_t bytes, uint64_t alignment,
 }
 
 mwrt_status SessionImpl::init(std::string_view device) {
+  const Plan &p = *plan;
+  // Refused before any allocation: a plan for N ranks computes one shard of
+  // the step, which alone would be wrong, not merely slow.
+  comm = createSingleProcessCommunicator();
+  if (mwrt_status st = checkRanks(p.ranks(), *comm))
+    return setError(st, p.source() + ": " + mwrt_last_error());
   if (mwrt_status st = createBackend(device, options, backend))
     return st;
-  const Plan &p = *plan;
   uint64_t arenaAlign =
       std::max<uint64_t>(p.arenaAlignment(), kBufferAlignment);
   if (mwrt_status st = allocate(p.arenaSize(), arenaAlign, arena, "arena"))
@@ -257,7 +264,8 @@ mwrt_status SessionImpl::init(std::string_view device) {
                              rowMajor(d.shape));
   }
 
-  executor = std::make_unique<Executor>(p, *backend, arena, persistData);
+  executor =
+      std::make_unique<Executor>(p, *backend, *comm, arena, persistData);
   for (const ResultDesc &r : p.results())
     resultRefs.push_back(executor->bind(r.value));
   planCopies();

@@ -92,6 +92,14 @@ struct AttrSpec {
   std::vector<double> floats;
 };
 
+inline AttrSpec stringAttr(std::string name, std::string v) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = mwplan::AttrKind::String;
+  a.s = std::move(v);
+  return a;
+}
+
 inline AttrSpec intAttr(std::string name, int64_t v) {
   AttrSpec a;
   a.name = std::move(name);
@@ -142,6 +150,7 @@ struct PlanBuilder {
   uint64_t arenaAlignment = 64;
   uint64_t lowerBound = 0;
   uint64_t peakBudget = 0;
+  uint32_t ranks = 1;
   std::vector<PersistentSpec> persistents;
   std::vector<KernelSpec> kernels;
   std::vector<ResultSpec> results;
@@ -200,7 +209,7 @@ struct PlanBuilder {
     auto plan =
         mwplan::CreatePlanDirect(b, version, function.c_str(), arenaSize,
                                  arenaAlignment, lowerBound, &ps, &ks, &rs,
-                                 peakBudget);
+                                 peakBudget, ranks);
     mwplan::FinishPlanBuffer(b, plan);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());

@@ -112,6 +112,8 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
     j.attribute("lower_bound", plan.lower_bound());
     if (plan.peak_budget())
       j.attribute("peak_budget", plan.peak_budget());
+    if (plan.ranks() != 1)
+      j.attribute("ranks", plan.ranks());
     list("persistents", plan.persistents(), [&](const mwplan::Persistent &p) {
       oneLine(j, [&](llvm::json::OStream &l) {
         l.object([&] {

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -68,6 +69,9 @@ private:
   LogicalResult visitView(memref::ViewOp op);
   LogicalResult visitReshape(Operation *op, Value source);
   LogicalResult visitKernel(mw::KernelOp op);
+  /// Records the number of ranks collective `op` spans (its mesh's size
+  /// along its mesh axes); every collective of a plan must span the same.
+  LogicalResult addCollective(Operation *op);
   LogicalResult visitReturn(func::ReturnOp op);
   FailureOr<fb::Offset<mwplan::Attr>> convertAttr(Operation *op,
                                                   NamedAttribute attr);
@@ -84,6 +88,9 @@ private:
   func::FuncOp func;
   fb::FlatBufferBuilder fbb;
   uint64_t arenaSize = 0;
+  /// The ranks the collectives span; 1 without collectives.
+  uint32_t ranks = 1;
+  Operation *firstCollective = nullptr;
   Value arena;
   DenseMap<Value, View> views;
   /// Unplanned allocations the function returns: the first result index.
@@ -426,6 +433,15 @@ PlanBuilder::convertAttr(Operation *op, NamedAttribute named) {
               s = a.str();
               return mwplan::AttrKind::String;
             })
+            // A collective's mesh, by name.
+            .Case([&](FlatSymbolRefAttr a) {
+              s = a.getValue().str();
+              return mwplan::AttrKind::String;
+            })
+            .Case([&](mesh::ReductionKindAttr a) {
+              s = mesh::stringifyReductionKind(a.getValue()).str();
+              return mwplan::AttrKind::String;
+            })
             // Enums as the dialect spells them: #mw.gelu_approximation<tanh>.
             .Case([&](mw::GeluApproximationAttr a) {
               s = mw::stringifyGeluApproximation(a.getValue()).str();
@@ -436,6 +452,10 @@ PlanBuilder::convertAttr(Operation *op, NamedAttribute named) {
               return mwplan::AttrKind::String;
             })
             .Case([&](DenseI64ArrayAttr a) {
+              ints = intsOf(a.asArrayRef());
+              return mwplan::AttrKind::Ints;
+            })
+            .Case([&](DenseI16ArrayAttr a) { // mesh_axes
               ints = intsOf(a.asArrayRef());
               return mwplan::AttrKind::Ints;
             })
@@ -502,6 +522,8 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
     return inner->emitOpError("has no runtime kernel");
   if (!llvm::equal(body.getTerminator()->getOperands(), inner->getResults()))
     return op.emitOpError("must yield its body op's results in order");
+  if (mw::isRuntimeCollective(inner) && failed(addCollective(inner)))
+    return failure();
 
   std::vector<fb::Offset<mwplan::Attr>> attrs;
   // The op's own attributes; discardable ones (mw.recompute from --mw-remat,
@@ -542,6 +564,42 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
   auto locOffset = loc.empty() ? 0 : string(loc);
   kernels.push_back(mwplan::CreateKernel(fbb, opName, attrsOffset, insOffset,
                                          outsOffset, locOffset));
+  return success();
+}
+
+LogicalResult PlanBuilder::addCollective(Operation *op) {
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto mesh = meshName ? SymbolTable::lookupNearestSymbolFrom<mesh::MeshOp>(
+                             op, meshName)
+                       : mesh::MeshOp();
+  if (!mesh)
+    return op->emitOpError("names no mesh.mesh the plan can size");
+  auto axes = op->getAttrOfType<DenseI16ArrayAttr>("mesh_axes");
+  ArrayRef<int64_t> shape = mesh.getShape();
+  int64_t count = 1;
+  // No axes: the collective spans the whole mesh.
+  SmallVector<int64_t> spanned;
+  if (axes && !axes.empty())
+    spanned.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  else
+    for (int64_t d = 0, e = shape.size(); d < e; ++d)
+      spanned.push_back(d);
+  for (int64_t axis : spanned) {
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) ||
+        ShapedType::isDynamic(shape[axis]))
+      return op->emitOpError("spans mesh axis ")
+             << axis << " of @" << mesh.getSymName()
+             << ", which has no static size";
+    count *= shape[axis];
+  }
+  if (count < 1 || count > std::numeric_limits<uint32_t>::max())
+    return op->emitOpError("spans ") << count << " ranks";
+  if (firstCollective && count != ranks)
+    return op->emitOpError("spans ")
+           << count << " ranks but an earlier collective spans " << ranks
+           << ": a plan runs on one group of ranks";
+  firstCollective = op;
+  ranks = static_cast<uint32_t>(count);
   return success();
 }
 
@@ -653,7 +711,8 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
   mwplan::FinishPlanBuffer(
       fbb, mwplan::CreatePlan(fbb, mwrt::kMwPlanVersion, name, *size,
                               *alignment, *lowerBound, persistentsOffset,
-                              kernelsOffset, resultsOffset, peakBudget));
+                              kernelsOffset, resultsOffset, peakBudget,
+                              ranks));
   fb::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
   if (!mwplan::VerifyPlanBuffer(verifier))
     return emitError(func.getLoc(), "internal error: the plan of @")

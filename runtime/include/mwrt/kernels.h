@@ -134,6 +134,8 @@ struct CpuKernelOptions {
   bool referenceMatmul = false;
 };
 
+/// The mesh collectives (OpKind::MeshAllReduce, ...) run here as on a mesh
+/// of one rank: the result is a copy of the input (src/cpu/collectives.cpp).
 /// Runs op `kind` on `ins` (the op's operands in ODS order, variadic ones
 /// expanded) writing `outs` (its results in order). An output may be exactly
 /// an input (same data, shape, strides and element size) only for the ops

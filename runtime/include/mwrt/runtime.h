@@ -97,6 +97,9 @@ public:
   /// The peak budget the step was rematerialized under, 0 for none; the
   /// arena plus the persistents' bytes fit it (checked at load).
   uint64_t peakBudget() const { return peakBudgetBytes; }
+  /// The number of ranks the plan was compiled for (its collectives' mesh
+  /// size; 1 without collectives).
+  uint32_t ranks() const { return rankCount; }
   const std::vector<PersistentDesc> &persistents() const { return persists; }
   const std::vector<KernelDesc> &kernels() const { return kernelList; }
   const std::vector<ResultDesc> &results() const { return resultList; }
@@ -117,6 +120,7 @@ private:
   std::string sourceName, functionName;
   uint64_t arenaBytes = 0, arenaAlign = 0, lowerBoundBytes = 0;
   uint64_t peakBudgetBytes = 0;
+  uint32_t rankCount = 1;
   std::vector<PersistentDesc> persists;
   std::vector<KernelDesc> kernelList;
   std::vector<ResultDesc> resultList;

@@ -290,6 +290,11 @@ mwrt_status runTranspose(KernelCall &c);
 mwrt_status runBroadcastTo(KernelCall &c);
 mwrt_status runSlice(KernelCall &c);
 mwrt_status runConcat(KernelCall &c);
+// collectives.cpp: the mesh collectives on a mesh of one rank (copies).
+mwrt_status runAllReduce(KernelCall &c);
+mwrt_status runReduceScatter(KernelCall &c);
+mwrt_status runAllGather(KernelCall &c);
+mwrt_status runAllSlice(KernelCall &c);
 
 } // namespace mwrt::cpu
 

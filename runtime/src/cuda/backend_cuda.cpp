@@ -1169,6 +1169,19 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
                                           stream));
     return MWRT_OK;
   }
+  case OpKind::MeshAllReduce:
+  case OpKind::MeshReduceScatter:
+  case OpKind::MeshAllGather:
+  case OpKind::MeshAllSlice: {
+    // A collective of one rank (the single-process communicator's) is the
+    // identity on its tensor: a copy into its own buffer, as on the CPU.
+    MWRT_TRY(c.expectSameType(o0, "result", c.in(0), "input"));
+    TDesc src, dst;
+    MWRT_TRY(in(0, src));
+    MWRT_TRY(out(0, dst));
+    MWRT_CUDA_CHECK(launchCopy(dst, src, size0, stream));
+    return MWRT_OK;
+  }
   case OpKind::Wait: {
     // Collectives run on the backend's stream in order until the NCCL path
     // gives them a stream of their own; then this waits on its event.

@@ -80,6 +80,21 @@ func.func @foreign_op(%a: memref<4xf32>, %o: memref<4xf32>) {
 
 // -----
 
+// A mesh collective is a kernel of its own.
+mesh.mesh @dp(shape = 2)
+func.func @collective_not_alone(%a: memref<4xf32>, %o: memref<8xf32>) {
+  mw.kernel ins(%a : memref<4xf32>) outs(%o : memref<8xf32>) {
+  ^bb0(%x: tensor<4xf32>):
+    %n = mw.neg %x : tensor<4xf32>
+    // expected-error@+1 {{'mesh.all_gather' op must be the only op of its mw.kernel body}}
+    %g = mesh.all_gather %n on @dp mesh_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
+    mw.yield %g : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
 func.func @result_count(%a: tensor<4xf32>, %e: tensor<4xf32>) {
   // expected-error@+1 {{expected the number of tensor results (0) to be equal to the number of output tensors (1)}}
   mw.kernel ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {

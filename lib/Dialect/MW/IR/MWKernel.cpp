@@ -2,12 +2,14 @@
 //
 // The destination-passing form of mw ops: mw.kernel's verifiers, memory
 // effects and cost, and the in-place rule shared by --mw-form-kernels (which
-// chooses destinations) and the kernel's bufferization model.
+// chooses destinations) and the kernel's bufferization model. A kernel body
+// is one or more mw ops, or one of the mesh collectives of a ZeRO step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
 
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
@@ -28,6 +30,18 @@ std::optional<unsigned> mlir::mw::getInPlaceOperand(Operation *op,
   if (auto inPlace = dyn_cast<InPlaceOpInterface>(op))
     return inPlace.getTiedOperand(result);
   return std::nullopt;
+}
+
+bool mlir::mw::isRuntimeCollective(Operation *op) {
+  return isRuntimeCollective(op->getName());
+}
+
+bool mlir::mw::isRuntimeCollective(OperationName name) {
+  StringRef n = name.getStringRef();
+  return n == mesh::AllReduceOp::getOperationName() ||
+         n == mesh::ReduceScatterOp::getOperationName() ||
+         n == mesh::AllGatherOp::getOperationName() ||
+         n == mesh::AllSliceOp::getOperationName();
 }
 
 KernelOp mlir::mw::buildKernelAround(OpBuilder &builder, Operation *op,
@@ -114,10 +128,19 @@ LogicalResult KernelOp::verifyRegions() {
              << i << " has type " << value.getType() << ", expected "
              << valueTypeOf(out.getType()) << " (the type of outs operand #"
              << i << ")";
-  for (Operation &op : block.without_terminator())
+  for (Operation &op : block.without_terminator()) {
+    // A collective is a kernel of its own: the runtime starts it as one
+    // launch, so it never shares a body.
+    if (isRuntimeCollective(&op)) {
+      if (block.getOperations().size() != 2)
+        return op.emitOpError("must be the only op of its mw.kernel body");
+      continue;
+    }
     if (!isa_and_nonnull<MWDialect>(op.getDialect()) || isa<KernelOp>(op))
       return op.emitOpError("cannot appear in an mw.kernel body: its ops "
-                            "must be mw ops on tensors");
+                            "must be mw ops on tensors, or one mesh "
+                            "collective");
+  }
   return success();
 }
 

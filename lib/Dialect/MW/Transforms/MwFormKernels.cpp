@@ -1,6 +1,6 @@
 //===- MwFormKernels.cpp - --mw-form-kernels ------------------------------===//
 //
-// Wraps each mw op in an mw.kernel in destination-passing style and picks its
+// Wraps each mw op (and each mesh collective of a ZeRO step) in an mw.kernel in destination-passing style and picks its
 // destinations, so that One-Shot Bufferize can reuse dying inputs' buffers
 // and update optimizer state in place (see Passes.td).
 //
@@ -84,8 +84,11 @@ struct MwFormKernelsPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa_and_nonnull<MWDialect>(op->getDialect()) &&
-          !isa<KernelOp, YieldOp, ReshapeOp>(op) &&
+      // A ZeRO step's collectives become kernels too; they have no
+      // in-place rule, so their results get buffers of their own.
+      bool isMw = isa_and_nonnull<MWDialect>(op->getDialect()) &&
+                  !isa<KernelOp, YieldOp, ReshapeOp>(op);
+      if ((isMw || isRuntimeCollective(op)) &&
           !op->getParentOfType<KernelOp>())
         ops.push_back(op);
     });

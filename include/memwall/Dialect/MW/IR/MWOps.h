@@ -42,6 +42,12 @@ RankedTensorType inferTransposeType(Type input, ArrayRef<int64_t> permutation);
 /// operands (an elementwise op whose operand has the result's type, or an
 /// optimizer update's parameter and state), that operand's index.
 std::optional<unsigned> getInPlaceOperand(Operation *op, unsigned result);
+/// Whether `op` is one of the upstream mesh collectives that --mw-zero emits
+/// and the runtime executes (mesh.all_reduce, mesh.reduce_scatter,
+/// mesh.all_gather, mesh.all_slice): it runs as an mw.kernel like an mw op,
+/// its result in a buffer of its own.
+bool isRuntimeCollective(Operation *op);
+bool isRuntimeCollective(OperationName name);
 } // namespace mlir::mw
 
 #define GET_OP_CLASSES

@@ -186,14 +186,20 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
                 "ready for One-Shot Bufferize";
   let description = [{
     Puts each mw op of every function body (except `mw.reshape`, which
-    bufferizes to a view) into its own `mw.kernel`, in destination-passing
+    bufferizes to a view) and each mesh collective of a ZeRO step
+    (`mesh.all_reduce`, `mesh.reduce_scatter`, `mesh.all_gather`,
+    `mesh.all_slice`) into its own `mw.kernel`, in destination-passing
     style, and chooses each result's destination:
     - for an elementwise op, the first operand of the result's type whose
       last use is this op (else the first of that type), so that the result
       may take the buffer of an input that dies here;
     - for `mw.adamw`, `mw.sgd` and `mw.loss_scale_update`, the parameter and
       state operands the update replaces;
-    - otherwise a `tensor.empty` of the result's type.
+    - for `mw.wait`, its operand: the wait completes the collective in the
+      collective's own buffer, which therefore stays live (in flight) from
+      the collective to the wait and after;
+    - otherwise (collectives included: their result never aliases their
+      input) a `tensor.empty` of the result's type.
     Whether a destination that is an input is really written in place is not
     decided here: One-Shot Analysis decides it, and gives the result a fresh
     buffer (no copy: destinations are never read) where writing would clobber
