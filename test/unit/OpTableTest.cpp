@@ -48,7 +48,7 @@ TEST(OpTable, OneRowPerOdsOp) {
   auto ops = runtimeOps(ctx);
   EXPECT_EQ(static_cast<int>(ops.size()), mwrt::kNumOpKinds);
   for (RegisteredOperationName name : ops) {
-    mwrt::OpKind kind;
+    mwrt::OpKind kind = mwrt::OpKind::Constant;
     EXPECT_TRUE(mwrt::parseOpKind(name.getStringRef().str(), kind))
         << name.getStringRef().str() << " has no row in mwrt/op_table.h";
   }
@@ -72,7 +72,7 @@ TEST(OpTable, AliasingAgreesWithTheInPlaceTraits) {
 #undef MWRT_OP_ALIAS
   };
   for (RegisteredOperationName name : runtimeOps(ctx)) {
-    mwrt::OpKind kind;
+    mwrt::OpKind kind = mwrt::OpKind::Constant;
     ASSERT_TRUE(mwrt::parseOpKind(name.getStringRef().str(), kind));
     // Whatever the compiler writes in place, the runtime must accept.
     if (name.hasInterface<mw::InPlaceOpInterface>()) {
@@ -93,7 +93,7 @@ TEST(OpTable, AttributeNamesAreTheOps) {
 #undef MWRT_OP_ATTRS
   };
   for (RegisteredOperationName name : runtimeOps(ctx)) {
-    mwrt::OpKind kind;
+    mwrt::OpKind kind = mwrt::OpKind::Constant;
     ASSERT_TRUE(mwrt::parseOpKind(name.getStringRef().str(), kind));
     // The table keeps ODS order; the registry sorts by name.
     llvm::SmallVector<StringRef> row, registered;
@@ -112,7 +112,7 @@ TEST(OpTable, CollectivesHaveRowsOfTheirOwn) {
   // out of place with one operand and one result.
   for (const char *name : {"mesh.all_reduce", "mesh.reduce_scatter",
                            "mesh.all_gather", "mesh.all_slice"}) {
-    mwrt::OpKind kind;
+    mwrt::OpKind kind = mwrt::OpKind::Constant;
     ASSERT_TRUE(mwrt::parseOpKind(name, kind)) << name;
     EXPECT_FALSE(mwrt::elementwiseSpec(kind)) << name;
   }
