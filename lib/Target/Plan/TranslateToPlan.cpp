@@ -15,6 +15,7 @@
 #include "PlanJson.h"
 
 #include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Transforms/Passes.h"
 #include "mwrt/kernels.h"
 #include "mwrt/plan.h"
 
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
@@ -769,12 +771,37 @@ static FailureOr<func::FuncOp> selectFunction(Operation *op,
   return diag;
 }
 
+/// The checks of --mw-verify-plan (DESIGN.md decision 16: the plan is
+/// checked twice): a planned step whose live buffers overlap, whose offsets
+/// or alignments are wrong or whose arena is too small is refused here, so
+/// that no artifact is written for it (the translations write only on
+/// success).
+static LogicalResult verifyPlanned(func::FuncOp func) {
+  // An empty arena has nothing to overlap or misalign (and a step with no
+  // transient buffer needs no arena allocation, which the pass insists on).
+  auto size = func->getAttrOfType<IntegerAttr>("mw.arena_size");
+  if (size && size.getInt() == 0)
+    return success();
+  PassManager pm(func->getContext(), func::FuncOp::getOperationName());
+  pm.addPass(mw::createMwVerifyPlan());
+  if (succeeded(pm.run(func)))
+    return success();
+  return func.emitError("mw-translate: @")
+         << func.getSymName()
+         << " fails --mw-verify-plan (above); no plan is written";
+}
+
 static FailureOr<fb::DetachedBuffer> buildPlan(Operation *op,
                                                const mw::PlanOptions &options) {
   FailureOr<func::FuncOp> func = selectFunction(op, options.function);
   if (failed(func))
     return failure();
-  return PlanBuilder(*func).build();
+  // The builder's own checks first (their messages are the more specific),
+  // then the verifier's on what the builder accepts.
+  FailureOr<fb::DetachedBuffer> plan = PlanBuilder(*func).build();
+  if (failed(plan) || failed(verifyPlanned(*func)))
+    return failure();
+  return plan;
 }
 
 //===----------------------------------------------------------------------===//
