@@ -450,6 +450,13 @@ bool parseHeader(const std::string &source, const char *header,
                  std::vector<Entry> &entries,
                  std::map<std::string, std::string> &metadata,
                  std::string &error) {
+  // An empty header is not JSON (and `header` may then be null, which
+  // memchr must not see, even with a size of 0).
+  if (headerSize == 0) {
+    error = source + ": header is not valid JSON (it is empty: its length "
+                     "field is 0)";
+    return false;
+  }
   // nlohmann's lexer takes a NUL byte for the end of input, so without this
   // check "{}\0<anything>" would pass. Raw NUL is never valid JSON.
   if (const void *nul = std::memchr(header, 0, headerSize)) {

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mwrt;
@@ -193,6 +194,10 @@ public:
 
   std::shared_ptr<const Plan> plan;
   SessionOptions options;
+  /// The weights file each persistent was bound from ("" when none), so
+  /// that an inputs file naming the same tensor is an error, not a silent
+  /// override.
+  std::vector<std::string> weightsSource;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<Executor> executor;
@@ -602,6 +607,14 @@ mwrt_status Session::create(std::shared_ptr<const Plan> plan,
 
 /// Reads a safetensors file, telling a missing file (MWRT_NOT_FOUND) from a
 /// bad one.
+/// Whether two paths name one file.
+static bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0)
+    return a == b;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static mwrt_status readFile(const std::string &path, SafeTensors &file) {
   std::string error;
   if (readSafeTensors(path, file, error))
@@ -640,6 +653,9 @@ mwrt_status Session::loadWeights(const std::string &path,
   for (auto [index, t] : bind)
     if (mwrt_status st = impl->upload(index, t->bytes.data()))
       return st;
+  impl->weightsSource.resize(p.persistents().size());
+  for (auto [index, t] : bind)
+    impl->weightsSource[index] = path;
   if (missingState)
     *missingState = std::move(missing);
   return MWRT_OK;
@@ -662,6 +678,13 @@ mwrt_status Session::loadInputs(const std::string &path) {
                             typeText(d.dtype, d.shape) + ")");
       continue;
     }
+    // The same file for both (mw-eval --save-inputs writes one) is fine.
+    if (i < impl->weightsSource.size() && !impl->weightsSource[i].empty() &&
+        !sameFile(impl->weightsSource[i], path))
+      return setError(MWRT_INVALID_ARGUMENT,
+                      path + ": tensor '" + d.name + "' is also in the "
+                             "weights file " + impl->weightsSource[i] +
+                             "; a tensor comes from one file only");
     if (mwrt_status st = impl->checkTensor(path, static_cast<int>(i), *t))
       return st;
     bind.push_back({static_cast<int>(i), t});

@@ -526,6 +526,32 @@ TEST(RunSession, InputsFromFile) {
   EXPECT_EQ(readF32(*s, "fc.bias"), (std::vector<float>{0.5f, 0.5f}));
 }
 
+TEST(RunSession, ATensorComesFromOneFileOnly) {
+  auto s = makeSession(denseReluPlan());
+  ASSERT_TRUE(s);
+  std::string error;
+  SafeTensors weights;
+  ASSERT_TRUE(weights.add("fc.bias", f32Tensor({2}, {1, 1}), error));
+  ASSERT_TRUE(
+      weights.add("fc.weight", f32Tensor({3, 2}, {1, 2, 3, 4, 5, 6}), error));
+  std::string w = tempPath("w1.safetensors"), in = tempPath("i1.safetensors");
+  ASSERT_TRUE(writeSafeTensors(w, weights, error));
+  ASSERT_EQ(s->loadWeights(w), MWRT_OK) << mwrt_last_error();
+  // Another file naming a weight is refused, and binds nothing.
+  SafeTensors inputs;
+  ASSERT_TRUE(inputs.add("x", f32Tensor({2, 3}, {9, 9, 9, 9, 9, 9}), error));
+  ASSERT_TRUE(inputs.add("fc.bias", f32Tensor({2}, {7, 7}), error));
+  ASSERT_TRUE(writeSafeTensors(in, inputs, error));
+  EXPECT_EQ(s->loadInputs(in), MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(std::string(mwrt_last_error()),
+                  "tensor 'fc.bias' is also in the weights file " + w);
+  EXPECT_EQ(readF32(*s, "fc.bias"), (std::vector<float>{1, 1}));
+  // The same file as both (mw-eval --save-inputs writes one) is fine.
+  ASSERT_TRUE(weights.add("x", f32Tensor({2, 3}, {1, 2, 3, 4, 5, 6}), error));
+  ASSERT_TRUE(writeSafeTensors(w, weights, error));
+  ASSERT_EQ(s->loadInputs(w), MWRT_OK) << mwrt_last_error();
+}
+
 TEST(RunSession, SetTensorChecksEverything) {
   auto s = makeSession(denseReluPlan());
   ASSERT_TRUE(s);

@@ -453,6 +453,13 @@ TEST(SafetensorsError, HeaderNotJson) {
                  {"not valid JSON (NUL byte at header byte 2)"});
 }
 
+TEST(SafetensorsError, EmptyHeader) {
+  // A length field of 0 and nothing after it: rejected before any scan of
+  // the (empty) header; UBSan once saw a null pointer reach memchr here.
+  expectRejected(le64(0), {"not valid JSON", "empty"});
+  expectRejected(buildFile("", {}), {"empty: its length field is 0"});
+}
+
 TEST(SafetensorsError, HeaderNotObject) {
   expectRejected(buildFile("[1,2]", {}), {"header is not a JSON object"});
   expectRejected(buildFile("\"x\"", {}), {"header is not a JSON object"});
