@@ -220,6 +220,12 @@ bool SafeTensors::add(std::string name, TensorData tensor, std::string &error) {
       error = "tensor name " + quote(name) + " is not valid UTF-8";
       return false;
     }
+    // A C string would end at the NUL, naming another tensor ("x\0" is not
+    // "x"); mw-eval refuses such names too.
+    if (name.find('\0') != std::string::npos) {
+      error = "tensor name " + quote(name) + " contains a NUL byte";
+      return false;
+    }
     if (tensors.count(name)) {
       error = "duplicate tensor " + quote(name);
       return false;

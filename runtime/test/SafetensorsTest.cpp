@@ -453,6 +453,13 @@ TEST(SafetensorsError, HeaderNotJson) {
                  {"not valid JSON (NUL byte at header byte 2)"});
 }
 
+TEST(SafetensorsError, NameWithNul) {
+  expectRejected(buildFile("{\"x\\u0000\":{\"dtype\":\"F32\",\"shape\":[],"
+                           "\"data_offsets\":[0,4]}}",
+                           std::vector<uint8_t>(4, 0)),
+                 {"contains a NUL byte"});
+}
+
 TEST(SafetensorsError, EmptyHeader) {
   // A length field of 0 and nothing after it: rejected before any scan of
   // the (empty) header; UBSan once saw a null pointer reach memchr here.
