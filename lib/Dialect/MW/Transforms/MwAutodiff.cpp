@@ -23,6 +23,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
@@ -128,8 +129,22 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
   if (optimizer == "adamw" &&
       (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0)))
     return fail("beta1 and beta2 must lie in [0, 1)");
-  if (!(eps >= 0.0) || !(momentum >= 0.0))
-    return fail("eps and momentum must be non-negative");
+  if (stepName.empty())
+    return fail("step-name must name the function to create, got an empty "
+                "name");
+  // -1 is the option's "optimizer default" value (a pass built from an
+  // options struct cannot tell an explicit value from the default).
+  if (!(weightDecay >= 0.0) && weightDecay != -1.0)
+    return fail("weight-decay must be >= 0 (default: 0.01 for adamw, 0 for "
+                "sgd), got " + llvm::formatv("{0}", double(weightDecay)).str());
+  if (optimizer == "adamw" && !(eps > 0.0 && std::isfinite(eps)))
+    return fail("eps must be finite and > 0 (AdamW divides by sqrt(v) + "
+                "eps), got " + llvm::formatv("{0}", double(eps)).str());
+  if (!(eps >= 0.0))
+    return fail("eps must be non-negative, got " + llvm::formatv("{0}", double(eps)).str());
+  if (!(momentum >= 0.0 && momentum < 1.0))
+    return fail("momentum must lie in [0, 1) (the momentum buffer grows "
+                "without bound otherwise), got " + llvm::formatv("{0}", double(momentum)).str());
   if (optimizer == "adamw" && momentum != 0.0)
     return fail("momentum applies to sgd only");
   if (nesterov && (optimizer != "sgd" || momentum == 0.0))
@@ -248,6 +263,21 @@ void MwAutodiffPass::runOnOperation() {
   if (!forward || forward.isExternal()) {
     module.emitError() << "mw-autodiff: no function @" << entry
                        << " with a body (set entry=NAME)";
+    return signalPassFailure();
+  }
+  // The step holds grad-accum copies of the forward and backward ops: stop
+  // at once rather than build a step of millions of ops for minutes.
+  constexpr int64_t kMaxStepOps = 2000000;
+  int64_t forwardOps = static_cast<int64_t>(
+      forward.getBody().front().getOperations().size());
+  int64_t accum = gradAccum;
+  if (accum > 1 && accum * forwardOps * 3 > kMaxStepOps) {
+    module.emitError() << "mw-autodiff: grad-accum=" << accum
+                       << " would build about " << accum * forwardOps * 3
+                       << " ops (forward and backward of " << forwardOps
+                       << " forward ops per micro-batch); the limit is "
+                       << kMaxStepOps
+                       << " ops: use fewer, larger micro-batches";
     return signalPassFailure();
   }
   if (module.lookupSymbol(stepName)) {

@@ -2,6 +2,19 @@
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="optimizer=lamb" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=fp8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREC
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="grad-accum=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACCUM
+// Options out of range are errors naming the option and its range.
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="weight-decay=-0.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WD
+// WD: error: mw-autodiff: weight-decay must be >= 0 (default: 0.01 for adamw, 0 for sgd), got -0.50
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="optimizer=sgd momentum=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MOM
+// MOM: error: mw-autodiff: momentum must lie in [0, 1) (the momentum buffer grows without bound otherwise), got 2.00
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="eps=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EPS
+// EPS: error: mw-autodiff: eps must be finite and > 0 (AdamW divides by sqrt(v) + eps), got 0.00
+// An empty step-name would write IR that does not parse again.
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="step-name=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: mw-autodiff: step-name must name the function to create, got an empty name
+// A grad-accum that would take minutes stops at once, naming the limit.
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="grad-accum=1000000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: mw-autodiff: grad-accum=1000000 would build about {{[0-9]+}} ops ({{.*}}); the limit is 2000000 ops: use fewer, larger micro-batches
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="entry=missing" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="precision=bf16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="nesterov=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NESTEROV
