@@ -1023,6 +1023,17 @@ void MwZeroPass::runOnOperation() {
     if (parsed.hasErrors())
       return signalPassFailure();
     const memwall::zero::ZeroConfig &c = parsed.config;
+    // What each "auto" became, as Hugging Face's integration would resolve
+    // it: one remark per setting, at the file.
+    {
+      std::string report;
+      llvm::raw_string_ostream os(report);
+      memwall::zero::printZeroConfigReport(c, facts, os);
+      for (StringRef line : llvm::split(os.str(), '\n'))
+        if (line.contains("auto -> "))
+          mlir::emitRemark(FileLineColLoc::get(&getContext(), config, 0, 0))
+              << "resolved " << line.trim();
+    }
     // gradient_checkpointing (the source articles' key) is Hugging Face's:
     // a checkpoint at every transformer block, --mw-remat=strategy=every-k
     // k=1 (sqrt on a step without blocks), before the step is sharded.

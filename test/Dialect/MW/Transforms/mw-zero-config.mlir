@@ -25,6 +25,12 @@
 // BATCH-DAG: warning: zero_optimization.reduce_bucket_sise: unknown key
 // BATCH-DAG: warning: zero_optimization.stage3_prefetch_bucket_size:
 // BATCH-DAG: error: gradient_accumulation_steps: 3 differs from the step's gradient accumulation 1 (train_batch_size = 6 = 1 * 3 * 2 ranks)
+// "auto" is resolved from the step as Hugging Face's integration does, and a
+// remark says what each became (gpt2-tiny: hidden 64, so reduce_bucket_size
+// = 64 * 64).
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-auto.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
+// AUTO-DAG: remark: resolved zero_optimization.reduce_bucket_size = 4096 (auto -> 4096)
+// AUTO-DAG: remark: resolved train_batch_size = 2 (auto -> 2)
 // A file that does not exist.
 // RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%t.none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: mw-zero: cannot read config={{.*}}none.json: No such file or directory
