@@ -12,20 +12,13 @@ exactly what the unsharded file does, under the ZeRO step's names. Tensors of
 IN that no bucket takes are copied unchanged. f32 only.
 """
 import json
+import os
 import re
 import struct
 import sys
 
-
-def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
-            for k, v in header.items()}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_safetensors import load  # noqa: E402  (the same directory)
 
 
 def save(path, tensors):

@@ -56,7 +56,6 @@ constexpr StringLiteral kMeshName = "dp";
 
 /// DeepSpeed's defaults (deepspeed/runtime/zero/config.py), in elements.
 constexpr int64_t kDefaultReduceBucket = 500000000;
-constexpr int64_t kDefaultAllgatherBucket = 500000000;
 constexpr int64_t kDefaultPrefetchBucket = 50000000;
 constexpr int64_t kDefaultPersistenceThreshold = 100000;
 constexpr int64_t kDefaultMaxLiveParameters = 1000000000;
@@ -367,7 +366,7 @@ struct ZeroRewriter {
   func::FuncOp func;
   int64_t stage, ranks;
   bool overlap;
-  int64_t reduceBucket, allgatherBucket, prefetchBucket, threshold, maxLive;
+  int64_t reduceBucket, prefetchBucket, threshold, maxLive;
   OpBuilder b;
   Location loc;
   FlatSymbolRefAttr mesh;
@@ -375,7 +374,7 @@ struct ZeroRewriter {
   llvm::DenseMap<Operation *, int64_t> position;
   SmallVector<std::unique_ptr<Param>> params;
   SmallVector<Bucket> buckets;
-  int64_t collectives = 0, prefetchDepth = 0;
+  int64_t collectives = 0;
   const BatchSplit *split = nullptr;
 
   ZeroRewriter(func::FuncOp func, int64_t stage, int64_t ranks)
@@ -481,7 +480,7 @@ struct ZeroRewriter {
   LogicalResult shardBucket(Bucket &bk, unsigned index);
   /// Stage 3's gathers: the collective and the op that first uses it.
   SmallVector<std::pair<Operation *, Operation *>> gathers;
-  LogicalResult gatherParams(unsigned index, Bucket &bk, Value piece,
+  LogicalResult gatherParams(Bucket &bk, Value piece,
                              SmallVectorImpl<std::pair<Operation *, Operation *>>
                                  &gathers);
   void prefetch();
@@ -774,7 +773,7 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
     p->update->erase();
 
   if (stage == 3) {
-    if (failed(gatherParams(index, bk, paramPiece, gathers)))
+    if (failed(gatherParams(bk, paramPiece, gathers)))
       return failure();
     for (Param *p : bk.members)
       eraseArgs.set(p->arg);
@@ -786,7 +785,7 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
 /// a run being uses in the forward pass (what the loss depends on) or in
 /// the backward pass without the other kind between them.
 LogicalResult ZeroRewriter::gatherParams(
-    unsigned index, Bucket &bk, Value piece,
+    Bucket &bk, Value piece,
     SmallVectorImpl<std::pair<Operation *, Operation *>> &gathers) {
   renumber();
   // The forward pass: what the returned loss depends on.
@@ -891,7 +890,6 @@ void ZeroRewriter::prefetch() {
     Operation *earlier = gathers[k - depth].second; // a wait
     gathers[k].first->moveBefore(earlier);
   }
-  prefetchDepth = depth;
 }
 
 /// What the DeepSpeed configuration's "auto" values and checks need to know
@@ -1102,7 +1100,13 @@ void MwZeroPass::runOnOperation() {
   rw.split = &split;
   rw.overlap = ov == "on";
   rw.reduceBucket = rBucket > 0 ? rBucket : kDefaultReduceBucket;
-  rw.allgatherBucket = agBucket > 0 ? agBucket : kDefaultAllgatherBucket;
+  // Pieces are gathered per reduce bucket (the partition is per bucket), so
+  // a separate all-gather bucket size has nothing to act on yet.
+  if (allgatherBucket > 0 || (zeroConfig && zeroConfig->allgatherBucketSize.isGiven()))
+    mlir::emitWarning(module.getLoc())
+        << "mw-zero: allgather-bucket (allgather_bucket_size) has no effect: "
+           "parameters are gathered in the reduce buckets, which are also "
+           "the partition (docs/zero.md, Buckets and the partition)";
   rw.prefetchBucket = pfBucket > 0 ? pfBucket : kDefaultPrefetchBucket;
   rw.threshold = persist >= 0 ? persist : kDefaultPersistenceThreshold;
   rw.maxLive = live > 0 ? live : kDefaultMaxLiveParameters;

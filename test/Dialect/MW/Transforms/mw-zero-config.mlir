@@ -31,6 +31,11 @@
 // RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-auto.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
 // AUTO-DAG: remark: resolved zero_optimization.reduce_bucket_size = 4096 (auto -> 4096)
 // AUTO-DAG: remark: resolved train_batch_size = 2 (auto -> 2)
+// allgather_bucket_size (and allgather-bucket=) is accepted but has no
+// effect: the pieces are gathered in the reduce buckets.
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 stage=1 allgather-bucket=1000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AGB
+// AGB: warning: {{.*}}mw-zero: allgather-bucket (allgather_bucket_size) has no effect
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-seed-train-zero2.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AGB
 // A file that does not exist.
 // RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%t.none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: mw-zero: cannot read config={{.*}}none.json: No such file or directory

@@ -386,7 +386,8 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
            "default 500000000)">,
     Option<"allgatherBucket", "allgather-bucket", "int64_t", /*default=*/"-1",
            "Elements per parameter all-gather bucket (allgather_bucket_size, "
-           "default 500000000)">,
+           "default 500000000); no effect yet: pieces are gathered in the "
+           "reduce buckets, which are the partition (a warning says so)">,
     Option<"prefetchBucket", "prefetch-bucket", "int64_t", /*default=*/"-1",
            "Stage 3: elements gathered ahead of use "
            "(stage3_prefetch_bucket_size, default 50000000)">,
