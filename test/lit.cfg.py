@@ -33,6 +33,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(
     ("%mw_plugin", os.path.join(config.memwall_lib_dir, "MemwallPlugin.so")))
 config.substitutions.append(("%mw_src", config.memwall_src_root))
+config.substitutions.append(("%mw_bin", config.memwall_tools_dir))
+
+# Multi-rank runs (test/Runtime/multi-rank): mw-run built with MPI and an
+# mpirun to start the ranks, as CI starts them (as root, more ranks than
+# cores).
+import shutil
+if getattr(config, "mwrt_have_mpi", False) and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
 llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(
     ("%mlir_c_runner_utils",

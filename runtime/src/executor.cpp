@@ -53,6 +53,28 @@ mwrt_status detail::createBackend(std::string_view device,
                                              "' (expected cpu or cuda)");
 }
 
+/// The byte range [begin, end) `t` addresses; false when it has none.
+bool detail::byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end) {
+  if (t.numElements() == 0 || !t.data)
+    return false;
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t span = (t.shape[d] - 1) * (t.strides.empty() ? 0 : t.strides[d]);
+    (span < 0 ? lo : hi) += span;
+  }
+  if (t.strides.empty())
+    hi = t.numElements() - 1;
+  int64_t size = static_cast<int64_t>(dtypeSize(t.dtype));
+  begin = reinterpret_cast<uintptr_t>(t.data) + lo * size;
+  end = reinterpret_cast<uintptr_t>(t.data) + (hi + 1) * size;
+  return true;
+}
+
+bool detail::overlaps(const TensorRef &a, const TensorRef &b) {
+  uintptr_t ab, ae, bb, be;
+  return byteSpan(a, ab, ae) && byteSpan(b, bb, be) && ab < be && bb < ae;
+}
+
 Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
                    void *arena, std::vector<void *> persistents)
     : plan(plan), backend(backend), comm(comm), arena(arena),
@@ -66,6 +88,29 @@ Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
       b.ins.push_back(bind(o));
     for (const OperandDesc &o : k.outs)
       b.outs.push_back(bind(o));
+  }
+  // A collective may complete after it returns when an mw.wait later in the
+  // plan completes it (overlap=on): the wait reads the collective's result.
+  deferred.assign(kernels.size(), false);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!isCollective(kernels[i].kind) || kernels[i].outs.empty())
+      continue;
+    const TensorRef &result = kernels[i].outs[0];
+    for (size_t j = i + 1; j < kernels.size() && result.data; ++j)
+      if (kernels[j].kind == OpKind::Wait && !kernels[j].ins.empty() &&
+          kernels[j].ins[0].data == result.data &&
+          kernels[j].ins[0].shape == result.shape) {
+        // The engine reads the operand until the wait: a kernel in between
+        // that writes over it (a plan whose wait does not keep the operand
+        // live, `reading`) makes the collective complete where it stands.
+        bool overwritten = false;
+        for (size_t k = i + 1; k < j && !overwritten; ++k)
+          for (const TensorRef &out : kernels[k].outs)
+            for (const TensorRef &in : kernels[i].ins)
+              overwritten |= overlaps(out, in);
+        deferred[i] = !overwritten;
+        break;
+      }
   }
 }
 
@@ -88,13 +133,17 @@ TensorRef Executor::bind(const OperandDesc &o) const {
 mwrt_status Executor::run(uint64_t step) {
   for (size_t i = 0; i < kernels.size(); ++i) {
     const BoundKernel &k = kernels[i];
-    mwrt_status status =
-        isCollective(k.kind) ? comm.run(k, backend) : backend.run(k);
+    mwrt_status status = isCollective(k.kind) ? comm.run(k, backend, deferred[i])
+                         : k.kind == OpKind::Wait ? comm.wait(k, backend)
+                                                  : backend.run(k);
     if (status == MWRT_OK)
       continue;
     std::string message = mwrt_last_error();
     return setError(status, "step " + std::to_string(step) + ", " +
                                 plan.describeKernel(i) + ": " + message);
   }
+  if (mwrt_status st = comm.finish())
+    return setError(st, "step " + std::to_string(step) +
+                            ", at its end: " + mwrt_last_error());
   return backend.synchronize();
 }

@@ -65,6 +65,11 @@ std::unique_ptr<Backend> createCpuBackend(const SessionOptions &options);
 /// when both have explicit strides.
 void copyHostTensor(const TensorRef &dst, const TensorRef &src);
 
+/// The byte range [begin, end) `t` addresses; false when it has none.
+bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end);
+/// Whether the bytes `a` and `b` address overlap.
+bool overlaps(const TensorRef &a, const TensorRef &b);
+
 class Communicator; // comm/communicator.h
 
 /// Binds a plan's operands to memory and runs its kernels: collectives
@@ -90,6 +95,8 @@ private:
   void *arena;
   std::vector<void *> bases;
   std::vector<BoundKernel> kernels;
+  /// Per kernel: a collective that an mw.wait completes later.
+  std::vector<bool> deferred;
 };
 
 } // namespace mwrt::detail

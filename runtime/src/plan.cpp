@@ -229,6 +229,8 @@ public:
 
 private:
   bool readPersistents(std::string &error);
+  bool readShard(const mwplan::Persistent &p, PersistentDesc &d,
+                 std::string &error);
   bool readKernel(size_t index, const mwplan::Kernel &k, std::string &error);
   bool readAttr(const mwplan::Attr &a, KernelAttrs &attrs, std::string &error);
   bool readOperand(const mwplan::Operand &op, OperandDesc &out,
@@ -256,14 +258,14 @@ bool PlanReader::read(std::string &error) {
             " is not a power of two up to 2^30";
     return false;
   }
-  if (!readPersistents(error))
-    return false;
-  plan.peakBudgetBytes = fb.peak_budget();
   plan.rankCount = fb.ranks();
   if (plan.rankCount == 0) {
     error = "ranks is 0; a plan runs on at least one rank";
     return false;
   }
+  if (!readPersistents(error))
+    return false;
+  plan.peakBudgetBytes = fb.peak_budget();
   if (plan.peakBudgetBytes) {
     uint64_t peak = plan.arenaBytes;
     for (const PersistentDesc &d : plan.persists)
@@ -324,6 +326,10 @@ bool PlanReader::readPersistents(std::string &error) {
       return false;
     }
     d.bytes = static_cast<uint64_t>(numElements(d.shape)) * dtypeSize(d.dtype);
+    if (!readShard(p, d, error)) {
+      error = where + error;
+      return false;
+    }
     total += (d.bytes + 63) / 64 * 64;
     if (total > static_cast<uint64_t>(kMaxBytes)) {
       error = where + "the persistents up to this one take more than 2^56 "
@@ -338,6 +344,49 @@ bool PlanReader::readPersistents(std::string &error) {
               "must be unique)";
       return false;
     }
+  }
+  return true;
+}
+
+bool PlanReader::readShard(const mwplan::Persistent &p, PersistentDesc &d,
+                           std::string &error) {
+  d.splitBatch = p.split_batch();
+  if (d.splitBatch && (plan.rankCount < 2 || d.shape.empty() ||
+                       d.shape[0] == 0)) {
+    error = plan.rankCount < 2
+                ? "split_batch on a plan of one rank"
+                : "split_batch on a tensor without rows to split";
+    return false;
+  }
+  if (!p.shard() || p.shard()->size() == 0)
+    return true;
+  int64_t total = 0;
+  for (const mwplan::ShardMember *m : *p.shard()) {
+    ShardMemberDesc member;
+    member.source = m->source()->str();
+    if (member.source.empty() || !isPrintableUtf8(member.source)) {
+      error = "a shard member has an empty or unprintable name";
+      return false;
+    }
+    if (!readShape(m->shape(), dtypeSize(d.dtype), member.shape, error)) {
+      error = "shard member '" + member.source + "': " + error;
+      return false;
+    }
+    member.elements = numElements(member.shape);
+    total += member.elements;
+    if (total > kMaxBytes) {
+      error = "the shard's members are too large";
+      return false;
+    }
+    d.shard.push_back(std::move(member));
+  }
+  int64_t n = plan.rankCount;
+  if (d.shape.size() != 1 || d.shape[0] != (total + n - 1) / n) {
+    error = "a piece of " + std::to_string(total) + " elements over " +
+            std::to_string(n) + " ranks has " +
+            std::to_string((total + n - 1) / n) +
+            " elements in one dimension, but the persistent's shape is not that";
+    return false;
   }
   return true;
 }

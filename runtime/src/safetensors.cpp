@@ -602,6 +602,14 @@ bool readAt(int fd, uint8_t *data, size_t size, uint64_t offset, int &code) {
   return true;
 }
 
+/// Sets `error` for a failed or short read of `what` in `path`; false.
+bool readFailed(const std::string &path, const std::string &what, int code,
+                std::string &error) {
+  error = path + ": cannot read " + what + ": " +
+          (code ? errnoText(code) : std::string("unexpected end of file"));
+  return false;
+}
+
 /// Closes a file descriptor on every path out of a function.
 struct FdCloser {
   int fd;
@@ -641,8 +649,13 @@ bool parseImpl(const std::string &source, const uint8_t *data, size_t size,
                      });
 }
 
-bool readImpl(const std::string &path, SafeTensors &out, std::string &error) {
-  FdCloser file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+/// Opens `path` into `file` and reads and validates its header: the first
+/// half of a read, shared by readSafeTensors and SafeTensorsFile.
+bool openAndParseHeader(const std::string &path, FdCloser &file,
+                        uint64_t &headerSize, std::vector<Entry> &entries,
+                        std::map<std::string, std::string> &metadata,
+                        std::string &error) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0) {
     int code = errno;
     error = path + ": cannot open: " + errnoText(code);
@@ -664,37 +677,37 @@ bool readImpl(const std::string &path, SafeTensors &out, std::string &error) {
             " bytes, shorter than the 8-byte header length";
     return false;
   }
-
-  // The file can still shrink under us after fstat; readAt reports that as
-  // an early end of file instead of trusting the size.
-  auto readFailed = [&](const std::string &what, int code) {
-    error = path + ": cannot read " + what + ": " +
-            (code ? errnoText(code) : std::string("unexpected end of file"));
-    return false;
-  };
   int code = 0;
   uint8_t prefix[8];
   if (!readAt(file.fd, prefix, 8, 0, code))
-    return readFailed("the header length", code);
-  uint64_t headerSize = 0;
+    return readFailed(path, "the header length", code, error);
   if (!parsePrefix(path, prefix, fileSize, headerSize, error))
     return false;
   std::vector<uint8_t> header(headerSize);
   if (headerSize && !readAt(file.fd, header.data(), headerSize, 8, code))
-    return readFailed("the header", code);
+    return readFailed(path, "the header", code, error);
+  return parseHeader(path, reinterpret_cast<const char *>(header.data()),
+                     headerSize, fileSize - 8 - headerSize, entries, metadata,
+                     error);
+}
 
+bool readImpl(const std::string &path, SafeTensors &out, std::string &error) {
+  FdCloser file{-1};
+  uint64_t headerSize = 0;
   std::vector<Entry> entries;
   std::map<std::string, std::string> metadata;
-  if (!parseHeader(path, reinterpret_cast<const char *>(header.data()),
-                   headerSize, fileSize - 8 - headerSize, entries, metadata,
-                   error))
+  if (!openAndParseHeader(path, file, headerSize, entries, metadata, error))
     return false;
+  // The file can still shrink under us after fstat; readAt reports that as
+  // an early end of file instead of trusting the size.
+  int code = 0;
   uint64_t bufferStart = 8 + headerSize;
   return buildResult(path, entries, metadata, out, error,
                      [&](const Entry &entry, uint8_t *dest, size_t count) {
                        if (count && !readAt(file.fd, dest, count,
                                             bufferStart + entry.begin, code))
-                         return readFailed("tensor " + quote(entry.name), code);
+                         return readFailed(path, "tensor " + quote(entry.name),
+                                           code, error);
                        return true;
                      });
 }
@@ -722,6 +735,77 @@ bool parseSafeTensors(const uint8_t *data, size_t size, SafeTensors &out,
     error = "<memory>: internal error while parsing";
   }
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading parts of tensors
+//===----------------------------------------------------------------------===//
+
+SafeTensorsFile::~SafeTensorsFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+bool SafeTensorsFile::open(const std::string &path, std::string &error) {
+  try {
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+    order.clear();
+    entries.clear();
+    filePath = path;
+    FdCloser file{-1};
+    uint64_t headerSize = 0;
+    std::vector<mwrt::Entry> raw;
+    std::map<std::string, std::string> metadata;
+    if (!openAndParseHeader(path, file, headerSize, raw, metadata, error))
+      return false;
+    for (mwrt::Entry &e : raw) {
+      Entry entry;
+      entry.dtype = e.dtype;
+      entry.shape = std::move(e.shape);
+      entry.bytes = e.end - e.begin;
+      entry.begin = 8 + headerSize + e.begin;
+      order.push_back(e.name);
+      entries.emplace(std::move(e.name), std::move(entry));
+    }
+    fd = file.fd;
+    file.fd = -1;
+    return true;
+  } catch (const std::bad_alloc &) {
+    error = path + ": out of memory";
+  }
+  return false;
+}
+
+const SafeTensorsFile::Tensor *
+SafeTensorsFile::find(std::string_view name) const {
+  auto it = entries.find(name);
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+bool SafeTensorsFile::read(std::string_view name, uint64_t offset, void *dst,
+                           size_t size, std::string &error) const {
+  auto it = entries.find(name);
+  if (it == entries.end() || fd < 0) {
+    error = filePath + ": no tensor " + quote(name);
+    return false;
+  }
+  const Entry &e = it->second;
+  if (offset > e.bytes || size > e.bytes - offset) {
+    error = filePath + ": bytes [" + std::to_string(offset) + ", " +
+            std::to_string(offset + size) + ") are outside tensor " +
+            quote(name) + " (" + std::to_string(e.bytes) + " bytes)";
+    return false;
+  }
+  int code = 0;
+  if (size && !readAt(fd, static_cast<uint8_t *>(dst), size, e.begin + offset,
+                      code)) {
+    error = filePath + ": cannot read tensor " + quote(name) + ": " +
+            (code ? errnoText(code) : std::string("unexpected end of file"));
+    return false;
+  }
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "executor.h"
+#include "checkpoint.h"
 #include "comm/communicator.h"
 #include "mwrt/initial_values.h"
 #include "status.h"
@@ -112,28 +113,6 @@ void storeValue(DType dtype, uint8_t *data, int64_t i, double v) {
 
 using initial::NormalGenerator;
 
-/// The byte range [begin, end) `t` addresses; false when it has none.
-bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end) {
-  if (t.numElements() == 0 || !t.data)
-    return false;
-  int64_t lo = 0, hi = 0;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    int64_t span = (t.shape[d] - 1) * (t.strides.empty() ? 0 : t.strides[d]);
-    (span < 0 ? lo : hi) += span;
-  }
-  if (t.strides.empty())
-    hi = t.numElements() - 1;
-  int64_t size = static_cast<int64_t>(dtypeSize(t.dtype));
-  begin = reinterpret_cast<uintptr_t>(t.data) + lo * size;
-  end = reinterpret_cast<uintptr_t>(t.data) + (hi + 1) * size;
-  return true;
-}
-
-bool overlaps(const TensorRef &a, const TensorRef &b) {
-  uintptr_t ab, ae, bb, be;
-  return byteSpan(a, ab, ae) && byteSpan(b, bb, be) && ab < be && bb < ae;
-}
-
 bool sameView(const TensorRef &a, const TensorRef &b) {
   return a.data == b.data && a.shape == b.shape && a.strides == b.strides;
 }
@@ -170,6 +149,14 @@ bool spansOverlap(const Span &a, const Span &b) {
 
 } // namespace
 
+/// Whether two paths name one file.
+static bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0)
+    return a == b;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 namespace mwrt {
 
 class SessionImpl {
@@ -189,6 +176,17 @@ public:
   mwrt_status checkTensor(const std::string &source, int p,
                           const TensorData &t) const;
   mwrt_status upload(int p, const void *bytes);
+  /// Whether loading reads parts of tensors: a plan of several ranks, or one
+  /// with ZeRO pieces.
+  bool readsParts() const;
+  /// This rank's bytes of persistent `p` from `file`: the tensor under its
+  /// own name and shape, or its part of the global one (split_batch), or its
+  /// piece of the members' whole tensors (shard). `found` is false when the
+  /// file has none of them.
+  mwrt_status readPart(const SafeTensorsFile &file, int p,
+                       std::vector<uint8_t> &bytes, bool &found) const;
+  mwrt_status loadParts(const std::string &path, bool weights,
+                        std::vector<std::string> *missingState);
   mwrt_status gather(const TensorRef &t, TensorData &out) const;
   mwrt_status step();
 
@@ -217,6 +215,8 @@ public:
 
   std::optional<double> lastLoss;
   uint64_t steps = 0;
+  /// The steps a sharded checkpoint loaded by loadWeights was saved after.
+  uint64_t firstStep = 0;
 };
 
 SessionImpl::~SessionImpl() {
@@ -241,7 +241,8 @@ mwrt_status SessionImpl::init(std::string_view device) {
   const Plan &p = *plan;
   // Refused before any allocation: a plan for N ranks computes one shard of
   // the step, which alone would be wrong, not merely slow.
-  comm = createSingleProcessCommunicator();
+  if (mwrt_status st = createCommunicator(device, options, comm))
+    return st;
   if (mwrt_status st = checkRanks(p.ranks(), *comm))
     return setError(st, p.source() + ": " + mwrt_last_error());
   if (mwrt_status st = createBackend(device, options, backend))
@@ -444,8 +445,26 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
     return;
   }
   bool isFloat = isFloatType(d.dtype);
+  const int64_t rank = comm ? comm->rank() : 0;
+  const int64_t ranks = plan->ranks();
   switch (d.role) {
   case Role::Param:
+    if (!d.shard.empty()) {
+      // A ZeRO piece: every rank draws every member whole, as one rank
+      // would, and keeps its piece, so the pieces make up whole tensors.
+      int64_t begin = rank * n, at = 0;
+      for (const ShardMemberDesc &m : d.shard) {
+        bool zeros = !isFloat || initial::endsWith(m.source, "bias");
+        for (int64_t i = 0; i < m.elements; ++i, ++at) {
+          double v = zeros ? 0.0
+                           : initial::defaultParamValue(
+                                 m.source, m.shape.size(), weights);
+          if (at >= begin && at < begin + n)
+            storeValue(d.dtype, bytes.data(), at - begin, v);
+        }
+      }
+      return;
+    }
     if (!isFloat || initial::endsWith(d.name, "bias"))
       return; // zeros, drawing nothing
     for (int64_t i = 0; i < n; ++i)
@@ -454,9 +473,18 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
     return;
   case Role::Input:
   case Role::Label: {
+    // A rank's rows of the global batch: every rank draws the whole batch
+    // and keeps its rows, so the ranks stay in step for what follows.
+    const int64_t first = d.splitBatch ? rank * n : 0;
+    const int64_t drawn = d.splitBatch ? ranks * n : n;
+    const int64_t rowOffset =
+        d.splitBatch && !d.shape.empty() ? rank * d.shape[0] : 0;
     if (isFloat) {
-      for (int64_t i = 0; i < n; ++i)
-        storeValue(d.dtype, bytes.data(), i, data.next());
+      for (int64_t i = 0; i < drawn; ++i) {
+        double v = data.next();
+        if (i >= first && i < first + n)
+          storeValue(d.dtype, bytes.data(), i - first, v);
+      }
       return;
     }
     // A learnable sequence: row b is b*7, b*7+1, ... modulo V, and labels
@@ -467,7 +495,7 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
     int64_t cols = d.shape.empty() ? 1 : d.shape.back();
     int64_t shift = d.role == Role::Label ? 1 : 0;
     for (int64_t i = 0; i < n; ++i) {
-      int64_t b = i / cols, t = i % cols;
+      int64_t b = rowOffset + i / cols, t = i % cols;
       storeValue(d.dtype, bytes.data(), i,
                  static_cast<double>((b * 7 + t + shift) % vocab));
     }
@@ -495,6 +523,145 @@ mwrt_status SessionImpl::upload(int p, const void *bytes) {
   if (d.bytes == 0)
     return MWRT_OK;
   return backend->upload(persistData[p], bytes, d.bytes);
+}
+
+bool SessionImpl::readsParts() const {
+  if (plan->ranks() > 1)
+    return true;
+  for (const PersistentDesc &d : plan->persistents())
+    if (!d.shard.empty())
+      return true;
+  return false;
+}
+
+mwrt_status SessionImpl::readPart(const SafeTensorsFile &file, int p,
+                                  std::vector<uint8_t> &bytes,
+                                  bool &found) const {
+  const PersistentDesc &d = plan->persistents()[p];
+  const std::string &path = file.path();
+  const int64_t rank = comm->rank(), ranks = plan->ranks();
+  const size_t esz = dtypeSize(d.dtype);
+  bytes.assign(d.bytes, 0);
+  found = false;
+  std::string error;
+  auto readFailed = [&] { return setError(MWRT_INVALID_ARGUMENT, error); };
+  if (const SafeTensorsFile::Tensor *t = file.find(d.name)) {
+    found = true;
+    if (t->dtype == d.dtype && t->shape == d.shape)
+      return file.read(d.name, 0, bytes.data(), bytes.size(), error)
+                 ? MWRT_OK
+                 : readFailed();
+    if (d.splitBatch && t->dtype == d.dtype && !t->shape.empty() &&
+        t->shape.size() == d.shape.size() &&
+        t->shape[0] == d.shape[0] * ranks &&
+        std::equal(t->shape.begin() + 1, t->shape.end(), d.shape.begin() + 1))
+      return file.read(d.name, static_cast<uint64_t>(rank) * d.bytes,
+                       bytes.data(), bytes.size(), error)
+                 ? MWRT_OK
+                 : readFailed();
+    std::vector<int64_t> global = d.shape;
+    if (d.splitBatch)
+      global[0] *= ranks;
+    return setError(MWRT_INVALID_ARGUMENT,
+                    path + ": tensor '" + d.name + "' is " +
+                        typeText(t->dtype, t->shape) + ", but the plan's " +
+                        roleName(d.role) + " '" + d.name + "' " +
+                        (d.splitBatch
+                             ? "takes the global batch, " +
+                                   typeText(d.dtype, global) + " (" +
+                                   std::to_string(ranks) + " ranks of " +
+                                   shapeText(d.shape) + ")"
+                             : "is " + typeText(d.dtype, d.shape)));
+  }
+  if (d.shard.empty())
+    return MWRT_OK;
+  // A piece: rank r holds elements [r*n, (r+1)*n) of the members flattened
+  // one after the other (and zero padding after the last).
+  const std::string *present = nullptr, *absent = nullptr;
+  for (const ShardMemberDesc &m : d.shard)
+    (file.find(m.source) ? present : absent) = &m.source;
+  if (!present)
+    return MWRT_OK;
+  if (absent)
+    return setError(MWRT_NOT_FOUND,
+                    path + ": has '" + *present + "' but not '" + *absent +
+                        "', which the plan's piece '" + d.name +
+                        "' also holds");
+  found = true;
+  const int64_t n = countOf(d.shape), begin = rank * n;
+  int64_t at = 0;
+  for (const ShardMemberDesc &m : d.shard) {
+    const SafeTensorsFile::Tensor *t = file.find(m.source);
+    if (t->dtype != d.dtype || t->shape != m.shape)
+      return setError(MWRT_INVALID_ARGUMENT,
+                      path + ": tensor '" + m.source + "' is " +
+                          typeText(t->dtype, t->shape) + ", but the plan's " +
+                          roleName(d.role) + " piece '" + d.name +
+                          "' holds it as " + typeText(d.dtype, m.shape));
+    int64_t lo = std::max(at, begin), hi = std::min(at + m.elements, begin + n);
+    if (lo < hi &&
+        !file.read(m.source, static_cast<uint64_t>(lo - at) * esz,
+                   bytes.data() + (lo - begin) * esz,
+                   static_cast<size_t>(hi - lo) * esz, error))
+      return readFailed();
+    at += m.elements;
+  }
+  return MWRT_OK;
+}
+
+mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
+                                   std::vector<std::string> *missingState) {
+  SafeTensorsFile file;
+  std::string error;
+  if (!file.open(path, error))
+    return setError(::access(path.c_str(), F_OK) != 0 ? MWRT_NOT_FOUND
+                                                      : MWRT_INVALID_ARGUMENT,
+                    error);
+  const Plan &p = *plan;
+  std::vector<std::pair<int, std::vector<uint8_t>>> bind;
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
+    const PersistentDesc &d = p.persistents()[i];
+    if (weights && !isState(d))
+      continue;
+    std::vector<uint8_t> bytes;
+    bool found = false;
+    if (mwrt_status st = readPart(file, static_cast<int>(i), bytes, found))
+      return st;
+    if (!found) {
+      if (weights && d.role == Role::Param)
+        return setError(MWRT_NOT_FOUND,
+                        path + ": no tensor '" +
+                            (d.shard.empty() ? d.name : d.shard.front().source) +
+                            "' for the plan's param '" + d.name + "' (" +
+                            typeText(d.dtype, d.shape) + ")");
+      if (!weights && isData(d))
+        return setError(MWRT_NOT_FOUND,
+                        path + ": no tensor '" + d.name + "' for the plan's " +
+                            roleName(d.role) + " '" + d.name + "'");
+      if (weights)
+        missing.push_back(d.name);
+      continue;
+    }
+    if (!weights && i < weightsSource.size() && !weightsSource[i].empty() &&
+        !sameFile(weightsSource[i], path))
+      return setError(MWRT_INVALID_ARGUMENT,
+                      path + ": tensor '" + d.name + "' is also in the "
+                             "weights file " + weightsSource[i] +
+                             "; a tensor comes from one file only");
+    bind.emplace_back(static_cast<int>(i), std::move(bytes));
+  }
+  for (auto &[index, bytes] : bind)
+    if (mwrt_status st = upload(index, bytes.data()))
+      return st;
+  if (weights) {
+    weightsSource.resize(p.persistents().size());
+    for (auto &[index, bytes] : bind)
+      weightsSource[index] = path;
+    if (missingState)
+      *missingState = std::move(missing);
+  }
+  return MWRT_OK;
 }
 
 mwrt_status SessionImpl::checkTensor(const std::string &source, int p,
@@ -607,14 +774,6 @@ mwrt_status Session::create(std::shared_ptr<const Plan> plan,
 
 /// Reads a safetensors file, telling a missing file (MWRT_NOT_FOUND) from a
 /// bad one.
-/// Whether two paths name one file.
-static bool sameFile(const std::string &a, const std::string &b) {
-  struct stat sa, sb;
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0)
-    return a == b;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static mwrt_status readFile(const std::string &path, SafeTensors &file) {
   std::string error;
   if (readSafeTensors(path, file, error))
@@ -626,6 +785,20 @@ static mwrt_status readFile(const std::string &path, SafeTensors &file) {
 
 mwrt_status Session::loadWeights(const std::string &path,
                                  std::vector<std::string> *missingState) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    std::string rankFile;
+    uint64_t step = 0;
+    if (mwrt_status st = findShardedCheckpoint(
+            path, impl->plan->ranks(), impl->comm->rank(), rankFile, step))
+      return st;
+    if (mwrt_status st = impl->loadParts(rankFile, true, missingState))
+      return st;
+    impl->firstStep = step;
+    return MWRT_OK;
+  }
+  if (impl->readsParts())
+    return impl->loadParts(path, true, missingState);
   SafeTensors file;
   if (mwrt_status st = readFile(path, file))
     return st;
@@ -662,6 +835,8 @@ mwrt_status Session::loadWeights(const std::string &path,
 }
 
 mwrt_status Session::loadInputs(const std::string &path) {
+  if (impl->readsParts())
+    return impl->loadParts(path, false, nullptr);
   SafeTensors file;
   if (mwrt_status st = readFile(path, file))
     return st;
@@ -773,13 +948,23 @@ mwrt_status Session::collectWeights(SafeTensors &out) const {
 
 mwrt_status Session::saveWeights(const std::string &path) const {
   SafeTensors weights;
-  if (mwrt_status st = collectWeights(weights))
+  mwrt_status collected = collectWeights(weights);
+  if (impl->plan->ranks() > 1)
+    return writeShardedCheckpoint(path, *impl->plan, impl->comm->rank(),
+                                  impl->firstStep + impl->steps, collected,
+                                  weights);
+  if (mwrt_status st = collected)
     return st;
   std::string error;
   if (!writeSafeTensors(path, weights, error))
     return setError(MWRT_INVALID_ARGUMENT, error);
   return MWRT_OK;
 }
+
+CommStats Session::commStats() const { return impl->comm->stats(); }
+int Session::rank() const { return impl->comm->rank(); }
+uint64_t Session::resumedSteps() const { return impl->firstStep; }
+int Session::ranks() const { return static_cast<int>(impl->plan->ranks()); }
 
 SessionStats Session::stats() const {
   SessionStats s;

@@ -10,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanTestHelpers.h"
+#include "comm/communicator.h"
 
 #include "mwrt/kernels.h"
 #include "mwrt/runtime.h"
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstring>
 
 namespace mwrt::test {
@@ -129,8 +131,8 @@ TEST(Collectives, PlanForSeveralRanksIsRefusedAtLoad) {
     EXPECT_EQ(Session::create(plan, device, {}, session), MWRT_UNAVAILABLE)
         << device;
     EXPECT_CONTAINS(mwrt_last_error(),
-                    "zero.mwplan: the plan was compiled for 4 ranks; "
-                    "multi-rank execution (MPI/NCCL) is not built yet");
+                    "zero.mwplan: the plan was compiled for 4 ranks; start it "
+                    "with 4 processes (mpirun -np 4 mw-run ...)");
     EXPECT_FALSE(session);
   }
 }
@@ -141,6 +143,78 @@ TEST(Collectives, ZeroRanksIsRejected) {
   EXPECT_EQ(Plan::parse(bytes.data(), bytes.size(), plan),
             MWRT_INVALID_ARGUMENT);
   EXPECT_CONTAINS(mwrt_last_error(), "ranks is 0");
+}
+
+//===----------------------------------------------------------------------===//
+// What the multi-rank communicators share (src/comm/communicator.h)
+//===----------------------------------------------------------------------===//
+
+TEST(CollectivesAcrossRanks, ReductionSumsInRankOrderLikeTheEvaluator) {
+  // Rank 0 first, in f32: (1e8 + 1) + (-1e8) is 0 in f32, not 1.
+  const float blocks[] = {1e8f, 1.0f, -1e8f};
+  float out = -1;
+  ASSERT_EQ(detail::reduceBlocks("sum", mwrt::DType::F32, blocks, 3, 1, &out),
+            MWRT_OK);
+  EXPECT_EQ(out, 0.0f);
+  ASSERT_EQ(detail::reduceBlocks("average", mwrt::DType::F32, blocks + 1, 2, 1, &out),
+            MWRT_OK);
+  EXPECT_EQ(out, (1.0f - 1e8f) / 2);
+  ASSERT_EQ(detail::reduceBlocks("max", mwrt::DType::F32, blocks, 3, 1, &out),
+            MWRT_OK);
+  EXPECT_EQ(out, 1e8f);
+}
+
+TEST(CollectivesAcrossRanks, HalfPrecisionRoundsOnceAtTheEnd) {
+  // bf16: 1 + 2^-8 + 2^-8 accumulated in f32 is 1 + 2^-7, which bf16 holds;
+  // rounding after each addition would lose both halves (ties to even).
+  const uint16_t one = 0x3f80, tiny = 0x3b80; // 1.0, 2^-8
+  const uint16_t blocks[] = {one, tiny, tiny};
+  uint16_t out = 0;
+  ASSERT_EQ(detail::reduceBlocks("sum", mwrt::DType::BF16, blocks, 3, 1, &out),
+            MWRT_OK);
+  EXPECT_EQ(out, 0x3f81); // 1 + 2^-7
+}
+
+TEST(CollectivesAcrossRanks, IntegersWrapAndUnsupportedReductionsAreRefused) {
+  const int32_t blocks[] = {INT32_MAX, 1};
+  int32_t out = 0;
+  ASSERT_EQ(detail::reduceBlocks("sum", mwrt::DType::I32, blocks, 2, 1, &out),
+            MWRT_OK);
+  EXPECT_EQ(out, INT32_MIN);
+  EXPECT_EQ(detail::reduceBlocks("average", mwrt::DType::I32, blocks, 2, 1, &out),
+            MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(mwrt_last_error(), "reduction 'average' of I32");
+}
+
+TEST(CollectivesAcrossRanks, PiecesAndTheirShapesAreChecked) {
+  float data[12];
+  TensorRef t(mwrt::DType::F32, {4, 3}, data);
+  TensorRef p = detail::pieceOf(t, 0, 1, 2);
+  EXPECT_EQ(p.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(p.data, data + 6);
+  EXPECT_TRUE(detail::piecesAreConsecutive(t, 0));
+  EXPECT_FALSE(detail::piecesAreConsecutive(t, 1));
+  TensorRef q = detail::pieceOf(t, 1, 2, 3);
+  EXPECT_EQ(q.data, data + 2);
+  EXPECT_EQ(q.strides, (std::vector<int64_t>{3, 1}));
+
+  KernelAttrs attrs;
+  attrs.setInt("scatter_axis", 0).setString("reduction", "sum");
+  detail::BoundKernel k;
+  k.kind = OpKind::MeshReduceScatter;
+  k.attrs = &attrs;
+  k.ins = {t};
+  k.outs = {TensorRef(mwrt::DType::F32, {2, 3}, data)};
+  std::string reduction;
+  int64_t axis = -1;
+  EXPECT_EQ(detail::checkCollective(k, 2, reduction, axis), MWRT_OK);
+  EXPECT_EQ(reduction, "sum");
+  EXPECT_EQ(axis, 0);
+  EXPECT_EQ(detail::checkCollective(k, 4, reduction, axis),
+            MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(mwrt_last_error(),
+                  "on 4 ranks, the operand and result shapes must differ by a "
+                  "factor 4 along axis 0");
 }
 
 } // namespace

@@ -787,3 +787,56 @@ TEST_F(SafetensorsFileTest, OverwriteReplacesWholeFile) {
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0666 & ~mask);
 }
+
+//===----------------------------------------------------------------------===//
+// Reading parts of tensors (SafeTensorsFile)
+//===----------------------------------------------------------------------===//
+
+TEST_F(SafetensorsFileTest, PartsReadByOffsetWithoutTheRest) {
+  SafeTensors in;
+  std::string error;
+  TensorData w;
+  w.dtype = DType::F32;
+  w.shape = {2, 3};
+  const float values[] = {1, 2, 3, 4, 5, 6};
+  w.bytes.assign(reinterpret_cast<const uint8_t *>(values),
+                 reinterpret_cast<const uint8_t *>(values) + sizeof values);
+  ASSERT_TRUE(in.add("w", w, error)) << error;
+  ASSERT_TRUE(in.add("b", makeTensor(DType::I32, {4}), error)) << error;
+  fs::path path = dir / "parts.safetensors";
+  ASSERT_TRUE(writeSafeTensors(path.string(), in, error)) << error;
+
+  SafeTensorsFile file;
+  ASSERT_TRUE(file.open(path.string(), error)) << error;
+  const SafeTensorsFile::Tensor *t = file.find("w");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->dtype, DType::F32);
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(t->bytes, sizeof values);
+  EXPECT_EQ(file.find("nope"), nullptr);
+  EXPECT_EQ(file.names().size(), 2u);
+
+  // The second row, by offset.
+  float row[3] = {0, 0, 0};
+  ASSERT_TRUE(file.read("w", 3 * sizeof(float), row, sizeof row, error))
+      << error;
+  EXPECT_EQ(row[0], 4.0f);
+  EXPECT_EQ(row[2], 6.0f);
+
+  EXPECT_FALSE(file.read("w", 4 * sizeof(float), row, sizeof row, error));
+  EXPECT_NE(error.find("outside tensor 'w'"), std::string::npos) << error;
+  EXPECT_FALSE(file.read("nope", 0, row, 4, error));
+  EXPECT_NE(error.find("no tensor 'nope'"), std::string::npos) << error;
+}
+
+TEST_F(SafetensorsFileTest, PartsRejectTheFilesTheReaderRejects) {
+  fs::path path = dir / "bad.safetensors";
+  std::ofstream(path) << "not safetensors at all";
+  SafeTensorsFile file;
+  std::string error;
+  EXPECT_FALSE(file.open(path.string(), error));
+  EXPECT_NE(error.find("exceeds the 100 MiB limit"), std::string::npos)
+      << error;
+  EXPECT_FALSE(file.open((dir / "missing.safetensors").string(), error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+}

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mwrt/checkpoint.h"
+#include "mwrt/comm.h"
 #include "mwrt/kernels.h"
 #include "mwrt/runtime.h"
 
@@ -22,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <optional>
 #include <string>
 #include <sys/resource.h>
@@ -35,8 +38,10 @@ namespace {
 const char *kUsage =
     "usage: mw-run MODEL.mwplan [--device cpu|cuda] [--weights W.safetensors]\n"
     "              [--inputs I.safetensors] [--seed N] [--steps N]\n"
-    "              [--save-weights OUT.safetensors] [--report json]\n"
-    "              [--reference-matmul]\n"
+    "              [--save-weights OUT.safetensors|DIR] [--report json]\n"
+    "              [--reference-matmul] [--comm auto|mpi|none]\n"
+    "              [--comm-timeout SECONDS]\n"
+    "       mw-run --consolidate DIR -o FULL.safetensors\n"
     "\n"
     "Runs N steps (default 1) of the plan on the device (default cpu) and\n"
     "prints the loss and time of each step, the median step time, and the\n"
@@ -50,16 +55,33 @@ const char *kUsage =
     "  --inputs FILE          inputs and labels, by name\n"
     "  --seed N               seed of the default initialization\n"
     "  --steps N              steps to run (0: only load and bind)\n"
-    "  --save-weights FILE    write params and optimizer state after the run\n"
+    "  --save-weights FILE    write params and optimizer state after the run;\n"
+    "                         a plan of several ranks writes a sharded\n"
+    "                         checkpoint directory (each rank its pieces)\n"
     "  --report json          print one JSON object instead of text\n"
-    "  --reference-matmul     matmul with the evaluator's loops (bit-exact)\n";
+    "  --reference-matmul     matmul with the evaluator's loops (bit-exact)\n"
+    "\n"
+    "Several ranks (a plan from --mw-zero with ranks=N): start N processes,\n"
+    "  mpirun -np N mw-run PLAN ...; every rank reads its own part of --weights\n"
+    "  (a whole checkpoint, read by offset, or a sharded checkpoint directory)\n"
+    "  and of --inputs (the global batch); rank 0 prints. docs/multi-rank.md.\n"
+    "  --comm auto|mpi|none   auto (default): MPI when an MPI launcher started\n"
+    "                         the process; none: one rank even under mpirun\n"
+    "  --comm-timeout S       a collective that does not complete within S\n"
+    "                         seconds (default 300) ends the run on every rank\n"
+    "  --consolidate DIR      merge the sharded checkpoint DIR into one file of\n"
+    "                         whole tensors (-o FILE), as DeepSpeed's\n"
+    "                         zero_to_fp32.py does\n";
 
 struct Options {
   std::string plan;
   std::string device = "cpu";
   std::string weights, inputs, saveWeights;
+  std::string comm = "auto";
+  std::string consolidate, output;
   uint64_t seed = 0;
   uint64_t steps = 1;
+  double commTimeout = 300;
   bool json = false;
   bool referenceMatmul = false;
 };
@@ -108,8 +130,9 @@ int parseArgs(int argc, char **argv, Options &o) {
       inlineValue = true;
     }
     static const char *const withValue[] = {
-        "--device", "--weights",      "--inputs", "--seed",
-        "--steps",  "--save-weights", "--report"};
+        "--device",       "--weights", "--inputs",       "--seed",
+        "--steps",        "--save-weights", "--report",  "--comm",
+        "--comm-timeout", "--consolidate",  "-o"};
     bool takesValue = std::any_of(std::begin(withValue), std::end(withValue),
                                   [&](const char *f) { return flag == f; });
     if (!takesValue && flag != "--reference-matmul")
@@ -154,15 +177,46 @@ int parseArgs(int argc, char **argv, Options &o) {
         return usageError("unknown report format '" + value +
                           "' (expected json)");
       o.json = true;
+    } else if (flag == "--comm") {
+      if (value != "auto" && value != "mpi" && value != "none")
+        return usageError("unknown --comm '" + value +
+                          "' (expected auto, mpi or none)");
+      o.comm = value;
+    } else if (flag == "--comm-timeout") {
+      uint64_t seconds = 0;
+      if (!parseUnsigned(value, 86400, seconds) || seconds == 0)
+        return usageError("--comm-timeout expects seconds in [1, 86400], got '" +
+                          value + "'");
+      o.commTimeout = static_cast<double>(seconds);
+    } else if (flag == "--consolidate") {
+      o.consolidate = value;
+    } else if (flag == "-o") {
+      o.output = value;
     }
   }
+  if (!o.consolidate.empty()) {
+    if (!o.plan.empty())
+      return usageError("--consolidate takes no plan");
+    if (o.output.empty())
+      return usageError("--consolidate needs -o FULL.safetensors");
+    return 0;
+  }
+  if (!o.output.empty())
+    return usageError("-o is for --consolidate; use --save-weights");
   if (o.plan.empty())
     return usageError("no plan given");
   return 0;
 }
 
+/// "rank R: " in a run of several ranks, else "".
+std::string rankPrefix() {
+  const ProcessGroup &g = processGroup();
+  return g.size > 1 ? "rank " + std::to_string(g.rank) + ": " : "";
+}
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "mw-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "mw-run: %serror: %s\n", rankPrefix().c_str(),
+               message.c_str());
   return 1;
 }
 
@@ -210,8 +264,11 @@ uint64_t maxRssBytes() {
 /// in a failure to save.
 bool writableTarget(const std::string &path, std::string &error) {
   std::string dir = ".";
-  if (size_t slash = path.rfind('/'); slash != std::string::npos)
-    dir = slash == 0 ? "/" : path.substr(0, slash);
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  if (size_t slash = trimmed.rfind('/'); slash != std::string::npos)
+    dir = slash == 0 ? "/" : trimmed.substr(0, slash);
   if (::access(dir.c_str(), W_OK) != 0) {
     error = "--save-weights " + path + ": directory '" + dir +
             "' does not exist or is not writable";
@@ -220,51 +277,135 @@ bool writableTarget(const std::string &path, std::string &error) {
   return true;
 }
 
-} // namespace
+/// The line a rank prints when the launcher ends it because another rank
+/// failed (Open MPI's mpirun sends SIGTERM to the survivors).
+char terminateLine[96];
+size_t terminateLength = 0;
 
-int main(int argc, char **argv) {
-  Options o;
-  if (int status = parseArgs(argc, argv, o))
-    return status < 0 ? 0 : status;
+extern "C" void onTerminate(int) {
+  if (terminateLength)
+    (void)!::write(2, terminateLine, terminateLength);
+  ::_exit(143);
+}
 
+int consolidateMain(const Options &o) {
   std::string error;
-  if (!o.saveWeights.empty() && !writableTarget(o.saveWeights, error))
+  if (!writableTarget(o.output, error))
     return fail(error);
+  ConsolidateResult r;
+  if (consolidateCheckpoint(o.consolidate, o.output, r) != MWRT_OK)
+    return failStatus();
+  for (const std::string &w : r.warnings)
+    std::fprintf(stderr, "mw-run: warning: %s\n", w.c_str());
+  std::printf("mw-run: consolidated %s (%d rank%s, step %llu) into %s: %zu "
+              "tensors, %llu B\n",
+              o.consolidate.c_str(), r.ranks, r.ranks == 1 ? "" : "s",
+              static_cast<unsigned long long>(r.step), o.output.c_str(),
+              r.tensors, static_cast<unsigned long long>(r.bytes));
+  return 0;
+}
 
-  std::shared_ptr<const Plan> plan;
-  if (Plan::load(o.plan, plan) != MWRT_OK)
-    return failStatus();
-  SessionOptions sessionOptions;
-  sessionOptions.seed = o.seed;
-  sessionOptions.referenceMatmul = o.referenceMatmul;
-  std::unique_ptr<Session> session;
-  if (mwrt_status st = Session::create(plan, o.device, sessionOptions, session))
-    return st == MWRT_UNAVAILABLE
-               ? fail("--device " + o.device + ": " + mwrt_last_error())
-               : failStatus();
-  if (!o.weights.empty()) {
-    std::vector<std::string> fresh;
-    if (session->loadWeights(o.weights, &fresh) != MWRT_OK)
-      return failStatus();
-    if (!fresh.empty())
-      std::fprintf(stderr,
-                   "mw-run: note: %s holds no optimizer state for %zu "
-                   "tensor%s (first: '%s'); they start fresh\n",
-                   o.weights.c_str(), fresh.size(),
-                   fresh.size() == 1 ? "" : "s", fresh.front().c_str());
+nlohmann::ordered_json commReport(const CommStats &c) {
+  nlohmann::ordered_json j;
+  for (int k = 0; k < 4; ++k)
+    j[collectiveKindName(k)] = {{"count", c.kinds[k].count},
+                                {"elements", c.kinds[k].elements},
+                                {"bytes", c.kinds[k].bytes},
+                                {"sent_bytes", c.kinds[k].sentBytes}};
+  j["wait_seconds"] = c.waitSeconds;
+  j["engine_seconds"] = c.commSeconds;
+  j["scratch_bytes"] = c.scratchBytes;
+  return j;
+}
+
+/// Rank 0 receives every rank's `text` (in rank order); others get {}.
+std::vector<std::string> gatherToRankZero(const std::string &text) {
+  const ProcessGroup &g = processGroup();
+  std::vector<std::string> all;
+  for (int r = 0; r < g.size; ++r) {
+    std::string piece = r == g.rank ? text : "";
+    if (g.size > 1 && broadcastAcrossRanks(piece, r) != MWRT_OK)
+      piece = "{}";
+    if (g.rank == 0)
+      all.push_back(std::move(piece));
   }
-  if (!o.inputs.empty() && session->loadInputs(o.inputs) != MWRT_OK)
-    return failStatus();
+  return all;
+}
+
+int run(const Options &o) {
+  const ProcessGroup &group = processGroup();
+  const bool multi = group.size > 1, printer = group.rank == 0;
+
+  // Everything up to the first step; on several ranks they agree on the
+  // outcome, so that a rank's bad input ends every rank with its message.
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  std::unique_ptr<Session> session;
+  std::vector<std::string> fresh;
+  mwrt_status loaded = [&]() -> mwrt_status {
+    if (!o.saveWeights.empty() && !writableTarget(o.saveWeights, error))
+      return MWRT_INVALID_ARGUMENT;
+    auto failed = [&](mwrt_status st) {
+      error = mwrt_last_error();
+      return st;
+    };
+    if (mwrt_status st = Plan::load(o.plan, plan))
+      return failed(st);
+    SessionOptions sessionOptions;
+    sessionOptions.seed = o.seed;
+    sessionOptions.referenceMatmul = o.referenceMatmul;
+    sessionOptions.commTimeoutSeconds = o.commTimeout;
+    if (mwrt_status st =
+            Session::create(plan, o.device, sessionOptions, session)) {
+      error = st == MWRT_UNAVAILABLE && o.device != "cpu"
+                  ? "--device " + o.device + ": " + mwrt_last_error()
+                  : mwrt_last_error();
+      return st;
+    }
+    if (!o.weights.empty())
+      if (mwrt_status st = session->loadWeights(o.weights, &fresh))
+        return failed(st);
+    if (!o.inputs.empty())
+      if (mwrt_status st = session->loadInputs(o.inputs))
+        return failed(st);
+    return MWRT_OK;
+  }();
+  if (multi) {
+    const mwrt_status local = loaded;
+    const std::string mine = error;
+    loaded = agreeAcrossRanks(loaded, error);
+    if (loaded != MWRT_OK) {
+      // Each rank says it stops: the ones that failed why, the others
+      // because of which rank ("rank R: why").
+      std::fprintf(stderr, "mw-run: %serror: %s%s\n", rankPrefix().c_str(),
+                   local != MWRT_OK ? "" : "stopping because of ",
+                   (local != MWRT_OK ? mine : error).c_str());
+      return 1;
+    }
+  } else if (loaded != MWRT_OK) {
+    return fail(error);
+  }
+  if (!fresh.empty() && printer)
+    std::fprintf(stderr,
+                 "mw-run: note: %s holds no optimizer state for %zu "
+                 "tensor%s (first: '%s'); they start fresh\n",
+                 o.weights.c_str(), fresh.size(), fresh.size() == 1 ? "" : "s",
+                 fresh.front().c_str());
 
   const char *matmul =
       o.referenceMatmul || !cpuMatmulUsesBlas() ? "reference" : "openblas";
   bool hasLoss = plan->lossResult() >= 0;
-  if (!o.json)
-    std::printf("mw-run: %s (function %s) on %s: %llu step%s, seed %llu, "
+  if (!o.json && printer)
+    std::printf("mw-run: %s (function %s) on %s%s: %llu step%s, seed %llu, "
                 "matmul %s\n",
                 o.plan.c_str(),
                 plan->function().empty() ? "?" : plan->function().c_str(),
-                o.device.c_str(), static_cast<unsigned long long>(o.steps),
+                o.device.c_str(),
+                multi ? (", " + std::to_string(group.size) + " ranks (" +
+                         group.engine + ")")
+                            .c_str()
+                      : "",
+                static_cast<unsigned long long>(o.steps),
                 o.steps == 1 ? "" : "s",
                 static_cast<unsigned long long>(o.seed), matmul);
 
@@ -275,21 +416,28 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     mwrt_status status = session->step();
     auto end = std::chrono::steady_clock::now();
-    if (status != MWRT_OK)
-      return failStatus();
+    if (status != MWRT_OK) {
+      if (!multi)
+        return failStatus();
+      // Other ranks may wait in a collective this rank will never join:
+      // end them all, after saying why.
+      fail(mwrt_last_error());
+      abortProcessGroup(1);
+    }
     double ms = std::chrono::duration<double, std::milli>(end - start).count();
     times.push_back(ms);
     double loss = 0;
     if (hasLoss && session->loss(loss) == MWRT_OK)
       losses.push_back(loss);
-    if (!o.json) {
+    if (!o.json && printer) {
+      // Numbered on from a resumed checkpoint's steps.
+      auto number =
+          static_cast<unsigned long long>(s + session->resumedSteps());
       if (hasLoss)
-        std::printf("step %llu  loss %s  %.3f ms\n",
-                    static_cast<unsigned long long>(s),
+        std::printf("step %llu  loss %s  %.3f ms\n", number,
                     formatLoss(loss).c_str(), ms);
       else
-        std::printf("step %llu  %.3f ms\n", static_cast<unsigned long long>(s),
-                    ms);
+        std::printf("step %llu  %.3f ms\n", number, ms);
       std::fflush(stdout);
     }
   }
@@ -298,13 +446,33 @@ int main(int argc, char **argv) {
     return failStatus();
 
   SessionStats st = session->stats();
+  CommStats comm = session->commStats();
   double medianMs = median(times);
   uint64_t rss = maxRssBytes();
+  nlohmann::ordered_json memory = {
+      {"arena_bytes", st.arenaBytes},
+      {"persistent_bytes", st.persistentBytes},
+      {"workspace_bytes", st.workspaceBytes},
+      {"planned_peak_bytes", st.plannedPeakBytes},
+      {"measured_peak_bytes", st.measuredPeakBytes},
+      {"arena_lower_bound_bytes", st.lowerBoundBytes},
+      {"process_max_rss_bytes", rss},
+  };
   if (o.json) {
+    nlohmann::ordered_json mine;
+    mine["rank"] = group.rank;
+    mine["step_times_ms"] = times;
+    mine["median_step_ms"] = medianMs;
+    mine["memory"] = memory;
+    mine["communication"] = commReport(comm);
+    std::vector<std::string> all = gatherToRankZero(mine.dump());
+    if (!printer)
+      return 0;
     nlohmann::ordered_json report;
     report["plan"] = o.plan;
     report["function"] = plan->function();
     report["device"] = o.device;
+    report["ranks"] = group.size;
     report["seed"] = o.seed;
     report["steps"] = o.steps;
     report["matmul"] = matmul;
@@ -312,26 +480,26 @@ int main(int argc, char **argv) {
                                : nlohmann::ordered_json(nullptr);
     report["step_times_ms"] = times;
     report["median_step_ms"] = medianMs;
-    report["memory"] = {
-        {"arena_bytes", st.arenaBytes},
-        {"persistent_bytes", st.persistentBytes},
-        {"workspace_bytes", st.workspaceBytes},
-        {"planned_peak_bytes", st.plannedPeakBytes},
-        {"measured_peak_bytes", st.measuredPeakBytes},
-        {"arena_lower_bound_bytes", st.lowerBoundBytes},
-        {"process_max_rss_bytes", rss},
-    };
+    report["memory"] = memory;
+    report["communication"] = commReport(comm);
+    nlohmann::ordered_json perRank = nlohmann::ordered_json::array();
+    for (const std::string &text : all)
+      perRank.push_back(nlohmann::ordered_json::parse(text, nullptr, false));
+    report["per_rank"] = perRank;
     report["saved_weights"] = o.saveWeights.empty()
                                   ? nlohmann::ordered_json(nullptr)
                                   : nlohmann::ordered_json(o.saveWeights);
     std::printf("%s\n", report.dump(2).c_str());
     return 0;
   }
+  if (!printer)
+    return 0;
   if (!times.empty())
     std::printf("step time: median %.3f ms over %zu step%s\n", medianMs,
                 times.size(), times.size() == 1 ? "" : "s");
-  std::printf("memory: planned peak %llu B (arena %llu + persistent %llu + "
+  std::printf("memory%s: planned peak %llu B (arena %llu + persistent %llu + "
               "workspace %llu), measured peak %llu B%s\n",
+              multi ? " per rank" : "",
               static_cast<unsigned long long>(st.plannedPeakBytes),
               static_cast<unsigned long long>(st.arenaBytes),
               static_cast<unsigned long long>(st.persistentBytes),
@@ -342,8 +510,43 @@ int main(int argc, char **argv) {
   std::printf("arena lower bound %llu B; process max RSS %.1f MiB\n",
               static_cast<unsigned long long>(st.lowerBoundBytes),
               rss / 1048576.0);
+  if (multi) {
+    uint64_t sent = 0;
+    for (const CommStats::Kind &k : comm.kinds)
+      sent += k.sentBytes;
+    std::printf("communication (rank 0): %llu B sent; waited %.3f s on "
+                "collectives, engine busy %.3f s\n",
+                static_cast<unsigned long long>(sent), comm.waitSeconds,
+                comm.commSeconds);
+  }
   if (!o.saveWeights.empty())
-    std::printf("saved params and optimizer state to %s\n",
-                o.saveWeights.c_str());
+    std::printf("saved params and optimizer state to %s%s\n",
+                o.saveWeights.c_str(),
+                multi ? " (a sharded checkpoint)" : "");
   return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int status = parseArgs(argc, argv, o))
+    return status < 0 ? 0 : status;
+  if (!o.consolidate.empty())
+    return consolidateMain(o);
+
+  ProcessGroup group;
+  if (joinProcessGroup(o.comm, group) != MWRT_OK)
+    return fail("--comm " + o.comm + ": " + mwrt_last_error());
+  if (group.size > 1) {
+    terminateLength = static_cast<size_t>(std::snprintf(
+        terminateLine, sizeof terminateLine,
+        "mw-run: rank %d: stopped: the launcher ended the run (another rank "
+        "failed)\n",
+        group.rank));
+    std::signal(SIGTERM, onTerminate);
+  }
+  int code = run(o);
+  leaveProcessGroup();
+  return code;
 }

@@ -31,4 +31,4 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // CHECK-NEXT:   {"name":"scatter_axis","kind":"int","value":0}
 // CHECK:      "op": "mesh.all_reduce",
 
-// REFUSED: the plan was compiled for 2 ranks; multi-rank execution (MPI/NCCL) is not built yet
+// REFUSED: the plan was compiled for 2 ranks; start it with 2 processes (mpirun -np 2 mw-run ...)

@@ -70,9 +70,11 @@ void countValues(int n, function_ref<const NamedTypeConstraint &(int)> get,
   for (int i = 0; i < n; ++i) {
     const NamedTypeConstraint &v = get(i);
     if (v.isVariadic()) {
-      // The verifiers of mw's variadic ops (concat, found_inf) require at
-      // least one value.
-      ++min;
+      // The verifiers of mw's ops that take only a variadic group (concat,
+      // found_inf) require at least one value; a group after fixed operands
+      // (mw.wait's `reading`) may be empty.
+      if (i == 0)
+        ++min;
       max = -1;
     } else if (v.isOptional()) {
       if (max >= 0)

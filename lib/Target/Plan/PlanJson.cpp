@@ -122,6 +122,16 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
           l.attributeArray("shape", [&] { writeValues(l, p.shape()); });
           l.attribute("role", roleName(p.role()));
           l.attribute("argument", p.argument());
+          if (p.split_batch())
+            l.attribute("split_batch", true);
+          if (p.shard() && p.shard()->size())
+            l.attributeArray("shard", [&] {
+              for (const mwplan::ShardMember *m : *p.shard())
+                l.object([&] {
+                  l.attribute("source", m->source()->str());
+                  l.attributeArray("shape", [&] { writeValues(l, m->shape()); });
+                });
+            });
         });
       });
     });

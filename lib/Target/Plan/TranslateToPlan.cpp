@@ -81,8 +81,11 @@ private:
   FailureOr<fb::Offset<mwplan::Operand>> operand(Operation *user, Value v);
   /// Records `op`'s result as `view`, with the layout of the result's type.
   LogicalResult bind(Operation *op, View view);
-  fb::Offset<mwplan::Persistent> persistent(StringRef name, const Layout &l,
-                                            mwplan::Role role, int argument);
+  /// Adds a persistent buffer; its table is written by finishPersistents,
+  /// once the rank count of the collectives is known.
+  void persistent(StringRef name, const Layout &l, mwplan::Role role,
+                  int argument, DictionaryAttr shard = {});
+  fb::Offset<fb::Vector<fb::Offset<mwplan::Persistent>>> finishPersistents();
   fb::Offset<fb::String> string(StringRef s) {
     return fbb.CreateString(s.data(), s.size());
   }
@@ -100,7 +103,14 @@ private:
   SmallVector<int64_t> persistentElements;
   int64_t persistentBytes = 0;
   llvm::StringSet<> persistentNames;
-  std::vector<fb::Offset<mwplan::Persistent>> persistents;
+  struct PendingPersistent {
+    std::string name;
+    Layout layout;
+    mwplan::Role role;
+    int argument;
+    DictionaryAttr shard; ///< mw.shard, or null
+  };
+  std::vector<PendingPersistent> persistents;
   std::vector<fb::Offset<mwplan::Kernel>> kernels;
   std::vector<fb::Offset<mwplan::Result>> results;
 };
@@ -204,17 +214,52 @@ static std::string shortLoc(Location loc) {
   return "";
 }
 
-fb::Offset<mwplan::Persistent> PlanBuilder::persistent(StringRef name,
-                                                       const Layout &l,
-                                                       mwplan::Role role,
-                                                       int argument) {
+void PlanBuilder::persistent(StringRef name, const Layout &l,
+                             mwplan::Role role, int argument,
+                             DictionaryAttr shard) {
   persistentElements.push_back(
       ShapedType::getNumElements(ArrayRef<int64_t>(l.shape)));
   persistentBytes += persistentElements.back() * dtypeBytes(l.dtype);
-  auto nameOffset = string(name);
-  auto shape = fbb.CreateVector(l.shape.data(), l.shape.size());
-  return mwplan::CreatePersistent(fbb, nameOffset, l.dtype, shape, role,
-                                  argument);
+  persistents.push_back({name.str(), l, role, argument, shard});
+}
+
+fb::Offset<fb::Vector<fb::Offset<mwplan::Persistent>>>
+PlanBuilder::finishPersistents() {
+  std::vector<fb::Offset<mwplan::Persistent>> tables;
+  for (const PendingPersistent &p : persistents) {
+    auto nameOffset = string(p.name);
+    auto shape = fbb.CreateVector(p.layout.shape.data(), p.layout.shape.size());
+    fb::Offset<fb::Vector<fb::Offset<mwplan::ShardMember>>> shard;
+    if (p.shard) {
+      // The verifier of mw.shard checked the lists' lengths and types.
+      auto members = p.shard.getAs<ArrayAttr>("members");
+      auto sources = p.shard.getAs<ArrayAttr>("sources");
+      auto shapes = p.shard.getAs<ArrayAttr>("shapes");
+      auto sizes = p.shard.getAs<DenseI64ArrayAttr>("sizes");
+      std::vector<fb::Offset<mwplan::ShardMember>> list;
+      for (size_t m = 0; members && m < members.size(); ++m) {
+        StringRef source = cast<StringAttr>((sources ? sources : members)[m])
+                               .getValue();
+        SmallVector<int64_t> dims;
+        if (shapes)
+          llvm::append_range(dims,
+                             cast<DenseI64ArrayAttr>(shapes[m]).asArrayRef());
+        else
+          dims.push_back(sizes[m]); // no shapes: the flat member
+        auto src = string(source);
+        auto dimsOffset = fbb.CreateVector(dims.data(), dims.size());
+        list.push_back(mwplan::CreateShardMember(fbb, src, dimsOffset));
+      }
+      shard = fbb.CreateVector(list);
+    }
+    // --mw-zero divides dimension 0 of every input and label by the ranks.
+    bool splitBatch = ranks > 1 && (p.role == mwplan::Role::Input ||
+                                    p.role == mwplan::Role::Label);
+    tables.push_back(mwplan::CreatePersistent(fbb, nameOffset, p.layout.dtype,
+                                              shape, p.role, p.argument, shard,
+                                              splitBatch));
+  }
+  return fbb.CreateVector(tables);
 }
 
 LogicalResult PlanBuilder::bind(Operation *op, View view) {
@@ -256,7 +301,9 @@ LogicalResult PlanBuilder::addArguments() {
              << i << " of @" << func.getSymName() << " is named '" << name
              << "' like an earlier argument: the runtime binds arguments by "
              << "name";
-    persistents.push_back(persistent(name, *layout, getRole(attrs), i));
+    persistent(name, *layout, getRole(attrs), i,
+               attrs ? attrs.getAs<DictionaryAttr>(mw::MWDialect::kShardAttrName)
+                     : DictionaryAttr());
   }
   return success();
 }
@@ -292,7 +339,7 @@ LogicalResult PlanBuilder::visitAlloc(memref::AllocOp op) {
   std::string name = getName(attrs, "result", result);
   for (int k = 0; !persistentNames.insert(name).second; ++k)
     name = ("result" + Twine(result) + (k ? "." + Twine(k) : "")).str();
-  persistents.push_back(persistent(name, views[op].layout, getRole(attrs), -1));
+  persistent(name, views[op].layout, getRole(attrs), -1);
   return success();
 }
 
@@ -707,7 +754,7 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
   }
 
   auto name = string(func.getSymName());
-  auto persistentsOffset = fbb.CreateVector(persistents);
+  auto persistentsOffset = finishPersistents();
   auto kernelsOffset = fbb.CreateVector(kernels);
   auto resultsOffset = fbb.CreateVector(results);
   mwplan::FinishPlanBuffer(

@@ -144,7 +144,7 @@ inline constexpr int kNumOpKinds = 58;
   X(FoundInf, "mw.found_inf", 1, -1, 1, 1, None, "", FoundInf) \
   X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select) \
   X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace, "window hysteresis min_scale factor", LossScaleUpdate) \
-  X(Wait, "mw.wait", 1, 1, 1, 1, InPlace, "", Wait) \
+  X(Wait, "mw.wait", 1, -1, 1, 1, InPlace, "", Wait) \
   X(MeshAllReduce, "mesh.all_reduce", 1, 1, 1, 1, None, "mesh mesh_axes reduction", AllReduce) \
   X(MeshReduceScatter, "mesh.reduce_scatter", 1, 1, 1, 1, None, "mesh mesh_axes reduction scatter_axis", ReduceScatter) \
   X(MeshAllGather, "mesh.all_gather", 1, 1, 1, 1, None, "mesh mesh_axes gather_axis", AllGather) \

@@ -21,6 +21,7 @@
 
 #include "mwrt/kernels.h"
 #include "mwrt/mwrt.h"
+#include "mwrt/comm.h"
 #include "mwrt/safetensors.h"
 
 #include <cstdint>
@@ -49,6 +50,13 @@ struct OperandDesc {
   std::vector<int64_t> strides; ///< one per dimension (row-major if absent)
 };
 
+/// A whole tensor whose elements a sharded persistent holds a piece of.
+struct ShardMemberDesc {
+  std::string source;         ///< its name in a checkpoint of whole tensors
+  std::vector<int64_t> shape; ///< its shape there
+  int64_t elements = 0;       ///< the product of `shape`
+};
+
 /// A buffer outside the arena, bound by name.
 struct PersistentDesc {
   std::string name;
@@ -57,6 +65,15 @@ struct PersistentDesc {
   Role role = Role::None;
   int argument = -1;  ///< function argument index; -1: a result's storage
   uint64_t bytes = 0; ///< numElements * dtypeSize
+  /// A ZeRO piece (--mw-zero's mw.shard): the members' elements flattened in
+  /// order, zero-padded to a multiple of Plan::ranks() and cut into that
+  /// many equal 1-D pieces, of which rank r holds piece r. Empty for a
+  /// tensor every rank holds whole.
+  std::vector<ShardMemberDesc> shard;
+  /// Dimension 0 is 1/Plan::ranks() of the global batch's: rank r holds
+  /// rows [r*d0, (r+1)*d0) of the global tensor (inputs and labels of a
+  /// --mw-zero step).
+  bool splitBatch = false;
 };
 
 /// One kernel launch.
@@ -135,6 +152,9 @@ struct SessionOptions {
   bool referenceMatmul = false;
   /// A step whose loss is NaN or infinite fails, naming the step.
   bool checkLoss = true;
+  /// How long a rank waits for a collective before the step fails (a rank
+  /// that died or stopped); multi-rank plans only.
+  double commTimeoutSeconds = 300;
 };
 
 /// Memory a session holds, in bytes. planned = arena + persistent +
@@ -175,10 +195,17 @@ public:
   /// value (a fresh optimizer). `missingState`, when given, receives the names
   /// of those. Other tensors in the file are ignored. Nothing changes when any
   /// tensor has the wrong dtype or shape.
+  ///
+  /// A plan of several ranks reads only this rank's part: a ZeRO piece
+  /// (PersistentDesc::shard) from its members' whole tensors, by offset, or
+  /// from a tensor under the piece's own name and shape. `path` may also be
+  /// a sharded checkpoint directory that saveWeights wrote
+  /// (docs/multi-rank.md), whose rank file this rank reads.
   mwrt_status loadWeights(const std::string &path,
                           std::vector<std::string> *missingState = nullptr);
   /// Binds Input and Label argument persistents from the file at `path` by
-  /// name; every one must be there. A tensor named like another persistent
+  /// name; every one must be there. A plan of several ranks takes this
+  /// rank's rows of the global batch (PersistentDesc::splitBatch). A tensor named like another persistent
   /// (e.g. loss_scale.scale) sets it too.
   mwrt_status loadInputs(const std::string &path);
   /// Sets persistent `name` from `bytes` (row-major, little-endian) after
@@ -203,10 +230,21 @@ public:
   /// Every Param and OptimizerState argument persistent, by name.
   mwrt_status collectWeights(SafeTensors &out) const;
   /// Writes collectWeights() to `path` atomically (an existing file is
-  /// replaced only by a complete new one).
+  /// replaced only by a complete new one). A plan of several ranks writes a
+  /// sharded checkpoint into directory `path` instead, every rank its own
+  /// file, and a manifest (collective: every rank calls it); the previous
+  /// checkpoint there stays loadable until the new one is complete.
   mwrt_status saveWeights(const std::string &path) const;
 
   SessionStats stats() const;
+  /// What the collectives moved, per kind (mwrt/comm.h).
+  CommStats commStats() const;
+  /// The steps the sharded checkpoint loadWeights read had run (0 when
+  /// none), so that a resumed run can number its steps on from there.
+  uint64_t resumedSteps() const;
+  /// This session's rank and the plan's ranks.
+  int rank() const;
+  int ranks() const;
 
 private:
   Session();

@@ -96,6 +96,49 @@ bool readSafeTensors(const std::string &path, SafeTensors &out,
 bool parseSafeTensors(const uint8_t *data, size_t size, SafeTensors &out,
                       std::string &error);
 
+/// A safetensors file opened for reading parts of tensors: the header is
+/// read and validated as readSafeTensors does, but no tensor data until
+/// read() asks for a byte range of one tensor. A rank of a ZeRO plan reads
+/// its piece of a whole checkpoint this way, so no rank holds the file.
+class SafeTensorsFile {
+public:
+  struct Tensor {
+    DType dtype = DType::F32;
+    std::vector<int64_t> shape;
+    uint64_t bytes = 0; ///< the tensor's size in the file
+  };
+
+  SafeTensorsFile() = default;
+  SafeTensorsFile(const SafeTensorsFile &) = delete;
+  SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
+  ~SafeTensorsFile();
+
+  /// Opens `path` and validates its header; false with `error` (one line
+  /// naming the file) when it cannot be opened or is not valid safetensors.
+  bool open(const std::string &path, std::string &error);
+  const std::string &path() const { return filePath; }
+
+  /// The tensor called `name`, or null.
+  const Tensor *find(std::string_view name) const;
+  /// Names in the order of their data in the file.
+  const std::vector<std::string> &names() const { return order; }
+
+  /// Reads `size` bytes of tensor `name` starting `offset` bytes into it.
+  /// False with `error` when the range is outside the tensor or the read
+  /// fails.
+  bool read(std::string_view name, uint64_t offset, void *dst, size_t size,
+            std::string &error) const;
+
+private:
+  struct Entry : Tensor {
+    uint64_t begin = 0; ///< from the start of the file
+  };
+  std::string filePath;
+  int fd = -1;
+  std::vector<std::string> order;
+  std::map<std::string, Entry, std::less<>> entries;
+};
+
 /// Writes `in` to `path`. The bytes depend only on the content, never on
 /// insertion order: tensor data is laid out sorted by name with no gaps, the
 /// header JSON has sorted keys and no whitespace, and it is padded with

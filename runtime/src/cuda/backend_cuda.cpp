@@ -11,11 +11,13 @@
 // device. Options (environment, since SessionOptions has no CUDA fields):
 // MWRT_CUDA_TF32=1 lets f32 matmuls use TF32 tensor cores (off by default:
 // CUBLAS_COMPUTE_32F); MWRT_CUDA_GRAPH=1 captures the second step's launches
-// in a CUDA graph and replays it for every later step. docs/runtime-cuda.md
-// has the rest.
+// in a CUDA graph and replays it for every later step (not once the NCCL
+// communicator orders its stream against this one: cudaBackendStream in
+// backend_cuda.h). docs/runtime-cuda.md has the rest.
 //
 //===----------------------------------------------------------------------===//
 
+#include "backend_cuda.h"
 #include "cpu/support.h"
 #include "cuda_kernels.h"
 #include "executor.h"
@@ -37,14 +39,6 @@ using namespace mwrt::detail;
 using mwrt::cpu::KernelCall;
 using mwrt::cpu::Shape;
 using namespace mwrt::cuda;
-
-/// Returns MWRT_INTERNAL naming the call when a CUDA runtime call fails.
-#define MWRT_CUDA_CHECK(call)                                                  \
-  do {                                                                         \
-    if (cudaError_t cudaStatus_ = (call); cudaStatus_ != cudaSuccess)          \
-      return setError(MWRT_INTERNAL, std::string(#call) + " failed: " +       \
-                                         cudaGetErrorString(cudaStatus_));     \
-  } while (false)
 
 #define MWRT_CUBLAS_CHECK(call)                                                \
   do {                                                                         \
@@ -278,6 +272,37 @@ public:
     return setError(MWRT_INVALID_ARGUMENT,
                     std::string("the CUDA kernels found bad data: ") +
                         what[code < 6 ? code : 0]);
+  }
+
+  /// cudaBackendStream (backend_cuda.h).
+  mwrt_status shareStream(cudaStream_t &out) {
+    if (graphExec)
+      return setError(MWRT_INTERNAL,
+                      "the CUDA backend replays its steps as a CUDA graph, "
+                      "which collectives on another stream cannot join "
+                      "(unset MWRT_CUDA_GRAPH)");
+    useGraph = false;
+    if (capturing) {
+      // Begun by this step's first kernel: what it holds runs now, once, and
+      // the rest of the step is launched as it comes.
+      capturing = false;
+      cudaGraph_t graph = nullptr;
+      MWRT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      cudaGraphExec_t exec = nullptr;
+      cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+      cudaGraphDestroy(graph);
+      if (e == cudaSuccess) {
+        e = cudaGraphLaunch(exec, stream);
+        cudaGraphExecDestroy(exec); // freed once the launch completes
+      }
+      if (e != cudaSuccess)
+        return setError(MWRT_INTERNAL,
+                        std::string("running the kernels captured so far: ") +
+                            cudaGetErrorString(e));
+    }
+    MWRT_TRY(flushAdamW());
+    out = stream;
+    return MWRT_OK;
   }
 
 private:
@@ -1183,8 +1208,8 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     return MWRT_OK;
   }
   case OpKind::Wait: {
-    // Collectives run on the backend's stream in order until the NCCL path
-    // gives them a stream of their own; then this waits on its event.
+    // With NCCL the communicator has made the stream wait for the
+    // collective's event before this runs; what is left is the copy.
     MWRT_TRY(c.expectSameType(o0, "result", c.in(0), "input"));
     if (o0.data == c.in(0).data &&
         cpu::stridesOf(o0) == cpu::stridesOf(c.in(0)))
@@ -1205,7 +1230,9 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
 
 namespace mwrt::detail {
 
-/// The CUDA backend on device 0, or MWRT_UNAVAILABLE ("no CUDA device: ...").
+/// The CUDA backend on the current device (the rank's, when the NCCL
+/// communicator, created first, chose it; else device 0), or
+/// MWRT_UNAVAILABLE ("no CUDA device: ...").
 mwrt_status createCudaBackend(const SessionOptions &options,
                               std::unique_ptr<Backend> &backend) {
   (void)options;
@@ -1220,6 +1247,14 @@ mwrt_status createCudaBackend(const SessionOptions &options,
   MWRT_TRY(cuda->init());
   backend = std::move(cuda);
   return MWRT_OK;
+}
+
+mwrt_status cudaBackendStream(Backend &backend, cudaStream_t &stream) {
+  if (std::string_view(backend.name()) != "cuda")
+    return setError(MWRT_INTERNAL, std::string("NCCL collectives need the "
+                                               "CUDA backend, not '") +
+                                       backend.name() + "'");
+  return static_cast<CudaBackend &>(backend).shareStream(stream);
 }
 
 } // namespace mwrt::detail

@@ -120,6 +120,20 @@ func.func @shard_members(%x: tensor<4xf32> {mw.shard = {members = ["b"], sizes =
 
 // -----
 
+// expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 gives member 'w' a shape of 4 elements but a size of 6}}
+func.func @shard_shape_size(%x: tensor<4xf32> {mw.shard = {members = ["b", "w"], sizes = array<i64: 2, 6>, shapes = [array<i64: 2>, array<i64: 2, 2>], ranks = 2}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 must give one shape (array<i64>) per member}}
+func.func @shard_shapes_count(%x: tensor<4xf32> {mw.shard = {members = ["b", "w"], sizes = array<i64: 2, 6>, shapes = [array<i64: 2>], ranks = 2}}) {
+  return
+}
+
+// -----
+
 // expected-error@+1 {{'func.func' op argument #0 of type 'i32' carries mw attributes but is not a ranked tensor or memref}}
 func.func @role_on_scalar(%x: i32 {mw.role = #mw.role<input>}) {
   return
@@ -1729,4 +1743,14 @@ func.func @wait_second_use(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) 
   // expected-error@+1 {{'mw.wait' op must be the only use of its collective's result, so that nothing reads it before it completes}}
   %w = mw.wait %r : tensor<4xf32>
   return %w, %r : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+mesh.mesh @dp(shape = 2)
+func.func @wait_reading_other(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = mesh.all_reduce %x on @dp mesh_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  // expected-error@+1 {{'mw.wait' op reads a value the collective does not: 'reading' keeps the collective's operands live until it completes}}
+  %w = mw.wait %r reading %y : tensor<4xf32>, tensor<4xf32>
+  return %w : tensor<4xf32>
 }

@@ -698,3 +698,13 @@ func.func @wait(%x: tensor<2xf32>) -> tensor<8xf32> {
   %w = mw.wait %g : tensor<8xf32>
   return %w : tensor<8xf32>
 }
+
+// The wait keeps the collective's operand live until it completes.
+// CHECK-LABEL: func.func @wait_reading
+// CHECK: %[[G:.*]] = mesh.all_gather %[[X:.*]] on
+// CHECK: mw.wait %[[G]] reading %[[X]] : tensor<8xf32>, tensor<2xf32>
+func.func @wait_reading(%x: tensor<2xf32>) -> tensor<8xf32> {
+  %g = mesh.all_gather %x on @dp mesh_axes = [0] gather_axis = 0 : tensor<2xf32> -> tensor<8xf32>
+  %w = mw.wait %g reading %x : tensor<8xf32>, tensor<2xf32>
+  return %w : tensor<8xf32>
+}

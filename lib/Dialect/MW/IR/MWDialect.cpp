@@ -184,10 +184,15 @@ static LogicalResult verifyName(FunctionOpInterface func, StringRef what,
   return success();
 }
 
-/// mw.shard = {members = ["a", "b"], sizes = array<i64: 6, 2>, ranks = 2}:
+/// mw.shard = {members = ["a", "b"], sizes = array<i64: 6, 2>, ranks = 2,
+///             shapes = [array<i64: 2, 3>, array<i64: 2>],
+///             sources = ["a.exp_avg", "b.exp_avg"]}:
 /// the 1-D piece of a bucket holding the named parameters' elements
 /// flattened in order (sizes each), padded to a multiple of `ranks` and cut
-/// into `ranks` equal pieces.
+/// into `ranks` equal pieces. `shapes` and `sources` (optional; --mw-zero
+/// writes them) are the members' shapes, whose products are the sizes, and
+/// the names of the whole tensors a checkpoint holds the elements under (the
+/// members for parameters, their state for optimizer state).
 static LogicalResult verifyShard(Operation *op, StringRef what, unsigned index,
                                  Type type, Attribute value) {
   auto fail = [&]() {
@@ -207,6 +212,34 @@ static LogicalResult verifyShard(Operation *op, StringRef what, unsigned index,
   if (members.size() != static_cast<size_t>(sizes.size()) ||
       !llvm::all_of(members, [](Attribute a) { return isa<StringAttr>(a); }))
     return fail() << " must name one string member per size";
+  if (Attribute shapesAttr = dict.get("shapes")) {
+    auto shapes = dyn_cast<ArrayAttr>(shapesAttr);
+    if (!shapes || shapes.size() != members.size())
+      return fail() << " must give one shape (array<i64>) per member";
+    for (auto [i, s] : llvm::enumerate(shapes)) {
+      auto shape = dyn_cast<DenseI64ArrayAttr>(s);
+      if (!shape)
+        return fail() << " must give one shape (array<i64>) per member";
+      int64_t product = 1;
+      for (int64_t d : shape.asArrayRef()) {
+        if (d < 0)
+          return fail() << " has a negative dimension in the shape of '"
+                        << cast<StringAttr>(members[i]).getValue() << "'";
+        product *= d;
+      }
+      if (product != sizes[i])
+        return fail() << " gives member '"
+                      << cast<StringAttr>(members[i]).getValue()
+                      << "' a shape of " << product << " elements but a size of "
+                      << sizes[i];
+    }
+  }
+  if (Attribute sourcesAttr = dict.get("sources")) {
+    auto sources = dyn_cast<ArrayAttr>(sourcesAttr);
+    if (!sources || sources.size() != members.size() ||
+        !llvm::all_of(sources, [](Attribute a) { return isa<StringAttr>(a); }))
+      return fail() << " must give one string source per member";
+  }
   int64_t n = ranks.getInt(), total = 0;
   for (int64_t size : sizes.asArrayRef()) {
     if (size < 0)

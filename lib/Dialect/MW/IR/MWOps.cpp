@@ -748,6 +748,11 @@ LogicalResult WaitOp::verify() {
   if (!getInput().hasOneUse())
     return emitOpError("must be the only use of its collective's result, "
                        "so that nothing reads it before it completes");
+  for (Value v : getReading())
+    if (!llvm::is_contained(start->getOperands(), v))
+      return emitOpError("reads a value the collective does not: 'reading' "
+                         "keeps the collective's operands live until it "
+                         "completes");
   return success();
 }
 

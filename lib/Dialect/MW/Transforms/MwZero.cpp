@@ -401,14 +401,17 @@ struct ZeroRewriter {
     return b.create<SplatOp>(loc, type, b.getF64FloatAttr(v));
   }
 
-  /// A collective's result, completed where it is used when overlapping.
+  /// A collective's result, completed where it is used when overlapping;
+  /// the wait also reads the collective's operand, which the engine sends
+  /// until then.
   Value complete(Value started, Operation *firstUse) {
     ++collectives;
     if (!overlap)
       return started;
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(firstUse);
-    return b.create<WaitOp>(loc, started.getType(), started);
+    return b.create<WaitOp>(loc, started.getType(), started,
+                            started.getDefiningOp()->getOperands());
   }
 
   /// The ops flatten() made and the collectives they feed: their uses of the
@@ -461,16 +464,31 @@ struct ZeroRewriter {
     return out;
   }
 
-  DictionaryAttr shardAttr(const Bucket &bk) {
-    SmallVector<Attribute> names;
+  /// The mw.shard of a piece of bucket `bk`: for the parameters' piece
+  /// (`state` < 0) or for optimizer state `state` (exp_avg, ...). `sources`
+  /// names the whole tensors of the unsharded step the piece's elements come
+  /// from (the parameters, or their state arguments), and `shapes` their
+  /// shapes, so that a runtime can read a piece from a checkpoint of whole
+  /// tensors and write it back (runtime/src/checkpoint.cpp).
+  DictionaryAttr shardAttr(const Bucket &bk, int state) {
+    SmallVector<Attribute> names, sources, shapes;
     SmallVector<int64_t> sizes;
     for (Param *p : bk.members) {
       names.push_back(b.getStringAttr(p->name));
+      StringRef source = p->name;
+      if (state >= 0)
+        if (auto n = func.getArgAttrOfType<StringAttr>(
+                p->stateArgs[state], MWDialect::kNameAttrName))
+          source = n.getValue();
+      sources.push_back(b.getStringAttr(source));
       sizes.push_back(p->numel);
+      shapes.push_back(b.getDenseI64ArrayAttr(p->type.getShape()));
     }
     return b.getDictionaryAttr(
         {b.getNamedAttr("members", b.getArrayAttr(names)),
          b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(sizes)),
+         b.getNamedAttr("shapes", b.getArrayAttr(shapes)),
+         b.getNamedAttr("sources", b.getArrayAttr(sources)),
          b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))});
   }
 
@@ -684,23 +702,22 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
 
   // The rank's piece of the parameters: sliced locally (stages 1-2), or an
   // argument of its own (stage 3).
-  DictionaryAttr shard = shardAttr(bk);
   std::string base = "zero.bucket" + std::to_string(index);
-  auto argAttrs = [&](Role role, StringRef name) {
+  auto argAttrs = [&](Role role, StringRef name, int state) {
     return b.getDictionaryAttr(
         {b.getNamedAttr("mw.role", RoleAttr::get(b.getContext(), role)),
          b.getNamedAttr("mw.name", b.getStringAttr(name)),
-         b.getNamedAttr(MWDialect::kShardAttrName, shard)});
+         b.getNamedAttr(MWDialect::kShardAttrName, shardAttr(bk, state))});
   };
-  auto addArg = [&](Role role, StringRef name) {
+  auto addArg = [&](Role role, StringRef name, int state = -1) {
     unsigned i = func.getNumArguments();
-    (void)func.insertArgument(i, pieceType, argAttrs(role, name), loc);
+    (void)func.insertArgument(i, pieceType, argAttrs(role, name, state), loc);
     eraseArgs.resize(func.getNumArguments());
     return func.getArgument(i);
   };
-  auto addResult = [&](Value v, Role role, StringRef name) {
+  auto addResult = [&](Value v, Role role, StringRef name, int state = -1) {
     unsigned i = func.getNumResults();
-    (void)func.insertResult(i, v.getType(), argAttrs(role, name));
+    (void)func.insertResult(i, v.getType(), argAttrs(role, name, state));
     eraseResults.resize(func.getNumResults());
     ret->insertOperands(ret.getNumOperands(), v);
   };
@@ -724,8 +741,8 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
                           : SmallVector<std::string>{"momentum_buffer"};
   SmallVector<Value> stateArgs;
   for (size_t s = 0; s < bk.members.front()->stateArgs.size(); ++s)
-    stateArgs.push_back(
-        addArg(Role::optimizer_state, base + "." + stateNames[s]));
+    stateArgs.push_back(addArg(Role::optimizer_state,
+                               base + "." + stateNames[s], static_cast<int>(s)));
   SmallVector<Value> operands{paramPiece, gradPiece};
   operands.append(stateArgs);
   if (isa<AdamWOp>(proto))
@@ -754,7 +771,7 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   }
   for (size_t s = 0; s < stateArgs.size(); ++s)
     addResult(update->getResult(1 + s), Role::optimizer_state,
-              base + "." + stateNames[s]);
+              base + "." + stateNames[s], static_cast<int>(s));
 
   // The members' own updates and state go away.
   for (Param *p : bk.members) {

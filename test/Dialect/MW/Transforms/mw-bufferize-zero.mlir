@@ -23,12 +23,13 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 }
 
 // The gather of the parameter piece %arg3 writes a new 8-float buffer; the
-// wait reads and writes that same buffer; the forward pass reads it.
+// wait reads and writes that same buffer, and reads the piece the engine
+// sends until then; the forward pass reads the gathered buffer.
 // BUF-LABEL: func.func @train_step
 // BUF:      %[[G:.*]] = memref.alloc() {{.*}} : memref<8xf32>
 // BUF-NEXT: mw.kernel ins(%arg3 : memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // BUF:        mesh.all_gather %{{.*}} on @dp mesh_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
-// BUF:      mw.kernel ins(%[[G]] : memref<8xf32>) outs(%[[G]] : memref<8xf32>)
+// BUF:      mw.kernel ins(%[[G]], %arg3 : memref<8xf32>, memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // BUF-NEXT: ^bb0
 // BUF-NEXT:   mw.wait
 // BUF:      mw.kernel ins(%[[G]] : memref<8xf32>)
@@ -41,7 +42,7 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // BUF:      %[[RS:.*]] = memref.alloc() {{.*}} : memref<4xf32>
 // BUF-NEXT: mw.kernel ins(%[[B]] : memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // BUF:        mesh.reduce_scatter
-// BUF:      mw.kernel ins(%[[RS]] : memref<4xf32>) outs(%[[RS]] : memref<4xf32>)
+// BUF:      mw.kernel ins(%[[RS]], %[[B]] : memref<4xf32>, memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // BUF-NEXT: ^bb0
 // BUF-NEXT:   mw.wait
 // BUF:      mw.kernel ins(%arg3, %[[RS]], %arg4, %arg5, %{{.*}} : {{.*}}) outs(%arg3, %arg4, %arg5 :
@@ -71,11 +72,11 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // ARENA:         %[[C512:.*]] = arith.constant 512 : index
 // ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
 // ARENA-NEXT:    mw.kernel ins(%arg3 : memref<4xf32>) outs(%[[G]] : memref<8xf32>)
-// ARENA:         mw.kernel ins(%[[G]] : memref<8xf32>) outs(%[[G]] : memref<8xf32>)
+// ARENA:         mw.kernel ins(%[[G]], %arg3 : memref<8xf32>, memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C512]]][] {{.*}} to memref<8xf32>
 // ARENA:         %[[RS:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<4xf32>
 // ARENA-NEXT:    mw.kernel ins(%[[B]] : memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
-// ARENA:         mw.kernel ins(%[[RS]] : memref<4xf32>) outs(%[[RS]] : memref<4xf32>)
+// ARENA:         mw.kernel ins(%[[RS]], %[[B]] : memref<4xf32>, memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // ARENA-NEXT:    ^bb0
 // ARENA-NEXT:      mw.wait
 

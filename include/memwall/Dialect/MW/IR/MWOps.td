@@ -1157,7 +1157,8 @@ def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", [MW_TiedResults<"1, 2, 3, 
 // Collectives
 //===----------------------------------------------------------------------===//
 
-def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace, SameOperandsAndResultType]> {
+def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace,
+                                AllTypesMatch<["input", "result"]>]> {
   let runtimeKernel = "Wait";
   let summary = "waits for an asynchronous collective";
   let description = [{
@@ -1172,16 +1173,24 @@ def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace, SameOperandsAndResultType]
     result is the collective's buffer. No gradient: collectives are
     introduced after --mw-autodiff. Cost: 0 FLOPs, no bytes.
 
+    A collective in flight also still reads its operands (the engine sends
+    them while the step goes on), so they are the wait's `reading` operands:
+    they stay live, and their memory unreused, until the wait. Without them
+    the arena could place the next buffers over a bucket being sent.
+
     ```mlir
     %g = mesh.all_gather %p on @dp mesh_axes = [0] gather_axis = 0
         : tensor<256xbf16> -> tensor<1024xbf16>
     // ... compute that does not need %g ...
-    %w = mw.wait %g : tensor<1024xbf16>
+    %w = mw.wait %g reading %p : tensor<1024xbf16>, tensor<256xbf16>
     ```
   }];
-  let arguments = (ins MW_Tensor:$input);
+  let arguments = (ins MW_Tensor:$input, Variadic<MW_Tensor>:$reading);
   let results = (outs MW_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`reading` $reading^)? attr-dict `:` type($input)
+    (`,` type($reading)^)?
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getFlops() { return 0; }
