@@ -43,6 +43,9 @@ if getattr(config, "mwrt_have_mpi", False) and shutil.which("mpirun"):
     config.available_features.add("mpi")
 config.substitutions.append(
     ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# A CUDA device this build can use (the NCCL tests): none in CI.
+if getattr(config, "mwrt_have_nccl", False) and os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-device")
 llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(
     ("%mlir_c_runner_utils",

@@ -401,10 +401,11 @@ int run(const Options &o) {
                 o.plan.c_str(),
                 plan->function().empty() ? "?" : plan->function().c_str(),
                 o.device.c_str(),
-                multi ? (", " + std::to_string(group.size) + " ranks (" +
-                         group.engine + ")")
-                            .c_str()
-                      : "",
+                group.engine != "single-process"
+                    ? (", " + std::to_string(group.size) + " rank" +
+                       (group.size == 1 ? "" : "s") + " (" + group.engine + ")")
+                          .c_str()
+                    : "",
                 static_cast<unsigned long long>(o.steps),
                 o.steps == 1 ? "" : "s",
                 static_cast<unsigned long long>(o.seed), matmul);

@@ -187,8 +187,10 @@ struct Comparison {
   int tensors = 0;
 };
 
-/// Runs the one-rank step and the ZeRO step 3 times from the same state.
-Comparison compareSteps(const Case &c, int64_t stage, int64_t ranks) {
+/// Runs the one-rank step and the ZeRO step 3 times from the same state; an
+/// fp16 step starts from loss scale `lossScale`.
+Comparison compareSteps(const Case &c, int64_t stage, int64_t ranks,
+                        float lossScale = 256.0f) {
   MLIRContext ctx;
   ctx.loadDialect<MWDialect, func::FuncDialect, mesh::MeshDialect>();
   OwningOpRef<ModuleOp> ref = buildStep(ctx, c);
@@ -211,7 +213,7 @@ Comparison compareSteps(const Case &c, int64_t stage, int64_t ranks) {
   // fp16: a loss scale low enough that no step overflows on either side
   // (which steps overflow depends on how the gradient sums are split).
   if (global.count("loss_scale.scale"))
-    global["loss_scale.scale"].f[0] = 256.0f;
+    global["loss_scale.scale"].f[0] = lossScale;
   SmallVector<State> perRank;
   for (int64_t r = 0; r < ranks; ++r)
     perRank.push_back(rankState(zeroStep, global, r, ranks));
@@ -319,12 +321,25 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(0, 1, 2, 3), ::testing::Values(2, 4)),
     caseName);
 
-// fp16's loss scaling keeps or drops each update (mw.select): stage 0 only.
+// fp16's loss scaling keeps or drops each update (mw.select): from stage 1
+// on it selects on the pieces, with every rank's overflow flag all-reduced.
 INSTANTIATE_TEST_SUITE_P(Fp16, ZeroMatchesOneRank,
                          ::testing::Combine(::testing::Values(6, 7),
-                                            ::testing::Values(0),
+                                            ::testing::Values(0, 1, 2, 3),
                                             ::testing::Values(2, 4)),
                          caseName);
+
+TEST(ZeroFp16, OverflowSkipsTheStepOnEveryRank) {
+  // A loss scale that overflows fp16 at once: both sides skip the updates
+  // (parameters and state keep their values) and lower the scale alike
+  // until it fits, so the trajectories stay the same.
+  for (int64_t stage : {1, 2, 3}) {
+    Comparison cmp = compareSteps(kCases[6], stage, 2, 1e30f);
+    EXPECT_GT(cmp.tensors, 0);
+    EXPECT_LE(cmp.worst, kCases[6].tolerance)
+        << "stage " << stage << ": worst " << cmp.worstName;
+  }
+}
 
 TEST(ZeroOneRank, StageThreeIsBitIdentical) {
   for (int model : {1, 3, 5}) {

@@ -13,7 +13,8 @@ usage:
       checks mw-run --report json of a multi-rank run against the memory
       report of its step (--mw-memory-report=format=json): per collective
       kind the count, elements and bytes of every rank equal the report's
-      (all_reduce with the loss's "outputs" row), and the bytes sent equal
+      (all_reduce with the loss's "outputs" and the overflow flag's
+      "control" rows), and the bytes sent equal
       the ring volume the report gives; prints one line per kind.
   zero_ranks.py peak RUN.json
       checks that every rank's measured peak equals its planned peak.
@@ -77,14 +78,18 @@ def comm(run_path, report_path):
         before = bad
         p = dict(planned[kind])
         if kind == "all_reduce":
-            o = planned["outputs"]
-            for key in ("count", "elements", "bytes"):
-                p[key] += o[key]
-            # The loss's all_reduce: pieces of ceil(e/N), sent twice to N-1.
-            esz = o["bytes"] // o["elements"] if o["elements"] else 0
-            per = (o["elements"] + n - 1) // n
-            p["ring_bytes_per_rank"] += 2 * (n - 1) * per * esz * o["count"] \
-                if o["count"] else 0
+            # The loss's ("outputs") and the overflow flag's ("control")
+            # all_reduce, one scalar each: pieces of ceil(e/N), sent twice to
+            # N-1 ranks.
+            for extra in ("outputs", "control"):
+                o = planned.get(extra)
+                if not o or not o["count"]:
+                    continue
+                for key in ("count", "elements", "bytes"):
+                    p[key] += o[key]
+                esz = o["bytes"] // o["elements"]
+                per = (o["elements"] // o["count"] + n - 1) // n
+                p["ring_bytes_per_rank"] += 2 * (n - 1) * per * esz * o["count"]
         for rank in run["per_rank"]:
             m = rank["communication"][kind]
             steps = run["steps"]

@@ -349,6 +349,9 @@ struct Param {
   SmallVector<unsigned> stateArgs;    ///< exp_avg, exp_avg_sq / momentum
   unsigned paramResult;               ///< the return operand of the update
   SmallVector<unsigned> stateResults; ///< likewise for the state
+  /// fp16 loss scaling: the mw.select that keeps the old value on overflow,
+  /// per updated value (parameter, then state), or null.
+  SmallVector<SelectOp> selects;
   int64_t gradPos;                    ///< where its gradient is complete
   bool whole = false;                 ///< stage 3: below the threshold
 };
@@ -374,6 +377,10 @@ struct ZeroRewriter {
   llvm::DenseMap<Operation *, int64_t> position;
   SmallVector<std::unique_ptr<Param>> params;
   SmallVector<Bucket> buckets;
+  /// fp16 loss scaling's overflow flag (the condition of the updates'
+  /// mw.select), or null; from stage 1 on it becomes the flag of every rank,
+  /// all-reduced with max.
+  Value overflow;
   int64_t collectives = 0;
   const BatchSplit *split = nullptr;
 
@@ -493,6 +500,7 @@ struct ZeroRewriter {
   }
 
   LogicalResult collectParams();
+  void agreeOnOverflow();
   void formBuckets();
   void reduceWholeBucket(Bucket &bk);
   LogicalResult shardBucket(Bucket &bk, unsigned index);
@@ -538,17 +546,34 @@ LogicalResult ZeroRewriter::collectParams() {
       p->stateArgs.push_back(sArg.getArgNumber());
     }
     // From stage 1 on each updated value must go straight to the return
-    // (its piece replaces it there); stage 0 keeps the updates as they are.
+    // (its piece replaces it there), or through the mw.select of fp16 loss
+    // scaling that keeps the old value on overflow; stage 0 keeps the
+    // updates as they are.
     for (auto [i, r] : llvm::enumerate(op.getResults())) {
       if (stage == 0)
         break;
-      if (!r.hasOneUse() || r.use_begin()->getOwner() != ret)
+      Value returned = r;
+      SelectOp select;
+      Value old = i == 0 ? Value(arg) : stateOperands[i - 1];
+      if (r.hasOneUse())
+        if (auto s = dyn_cast<SelectOp>(r.use_begin()->getOwner());
+            s && s.getFalseValue() == r && s.getTrueValue() == old) {
+          if (overflow && s.getCondition() != overflow)
+            return s.emitOpError("mw-zero: the updates keep their old values "
+                                 "on different conditions; loss scaling has "
+                                 "one overflow flag per step");
+          overflow = s.getCondition();
+          select = s;
+          returned = s.getResult();
+        }
+      if (!returned.hasOneUse() || returned.use_begin()->getOwner() != ret)
         return op.emitOpError("mw-zero: stage ")
                << stage << " needs each updated value to be returned "
-               << "directly; '" << p->name << "' goes through '"
-               << (*r.getUsers().begin())->getName()
-               << "' (fp16 loss scaling is not supported above stage 0 yet)";
-      unsigned idx = r.use_begin()->getOperandNumber();
+               << "directly (or through the mw.select of fp16 loss scaling); '"
+               << p->name << "' goes through '"
+               << (*returned.getUsers().begin())->getName() << "'";
+      p->selects.push_back(select);
+      unsigned idx = returned.use_begin()->getOperandNumber();
       if (i == 0)
         p->paramResult = idx;
       else
@@ -561,7 +586,36 @@ LogicalResult ZeroRewriter::collectParams() {
   if (params.empty())
     return func.emitOpError("mw-zero: the step has no optimizer update "
                             "(mw.adamw or mw.sgd); run --mw-autodiff first");
+  if (overflow)
+    for (auto &p : params)
+      if (llvm::any_of(p->selects, [](SelectOp s) { return !s; }))
+        return p->update->emitOpError("mw-zero: '")
+               << p->name << "' is updated even on overflow while other "
+               << "parameters keep their old values; loss scaling skips the "
+               << "whole step";
   return success();
+}
+
+/// fp16 loss scaling from stage 1 on: each rank's overflow flag (found_inf
+/// of its own gradients) all-reduced with max, so that every rank skips the
+/// same steps. The gradients are reduced in f32, whose sum of the ranks'
+/// finite fp16-range values stays finite, so the flag of the sum is the max
+/// of the ranks' flags (DeepSpeed all-reduces its overflow flag likewise).
+/// Stage 0 reduces the gradients before found_inf reads them already.
+void ZeroRewriter::agreeOnOverflow() {
+  if (!overflow || stage == 0)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  if (Operation *def = overflow.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(&func.getBody().front());
+  auto flag = b.create<mesh::AllReduceOp>(
+      loc, overflow.getType(), mesh, axes, overflow,
+      mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Max));
+  overflow.replaceAllUsesExcept(flag.getResult(), flag);
+  overflow = flag.getResult();
+  ++collectives;
 }
 
 /// Buckets in the order gradients are produced (the backward pass's), at
@@ -638,6 +692,8 @@ LogicalResult ZeroRewriter::run() {
   renumber();
   if (failed(collectParams()))
     return failure();
+  agreeOnOverflow();
+  renumber();
   formBuckets();
   unsigned numArgs = func.getNumArguments();
   eraseArgs.resize(numArgs);
@@ -753,15 +809,24 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   state.addTypes(SmallVector<Type>(1 + stateArgs.size(), pieceType));
   Operation *update = b.create(state);
   ++collectives; // the reduce-scatter
+  // The updated pieces, or with fp16 loss scaling the old ones where any
+  // rank overflowed (the flag is every rank's: globalOverflow).
+  SmallVector<Value> updated(update->getResults());
+  if (overflow) {
+    SmallVector<Value> olds{paramPiece};
+    olds.append(stateArgs);
+    for (auto [k, v] : llvm::enumerate(updated))
+      v = b.create<SelectOp>(loc, v.getType(), overflow, olds[k], v);
+  }
 
   // The updated pieces: gathered back into the parameters (stages 1-2) or
   // returned as they are (stage 3).
   if (stage == 3) {
-    addResult(update->getResult(0), Role::param, base + ".param");
+    addResult(updated[0], Role::param, base + ".param");
   } else {
     Value gathered = b.create<mesh::AllGatherOp>(
         loc, RankedTensorType::get({bk.padded}, bk.elemType), mesh, axes,
-        update->getResult(0), b.getIndexAttr(0));
+        updated[0], b.getIndexAttr(0));
     Value full = complete(gathered, ret);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ret);
@@ -770,7 +835,7 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
       ret->setOperand(p->paramResult, v);
   }
   for (size_t s = 0; s < stateArgs.size(); ++s)
-    addResult(update->getResult(1 + s), Role::optimizer_state,
+    addResult(updated[1 + s], Role::optimizer_state,
               base + "." + stateNames[s], static_cast<int>(s));
 
   // The members' own updates and state go away.
@@ -779,6 +844,13 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
       eraseResults.set(r);
     if (stage == 3)
       eraseResults.set(p->paramResult);
+    for (SelectOp select : p->selects)
+      if (select) {
+        for (OpOperand &use :
+             llvm::make_early_inc_range(select.getResult().getUses()))
+          use.set(update->getResult(0)); // placeholder, erased with results
+        select->erase();
+      }
     for (Value r : p->update->getResults())
       for (OpOperand &use : llvm::make_early_inc_range(r.getUses()))
         if (use.getOwner() == ret)

@@ -417,13 +417,15 @@ mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,
     StringRef kind;
     Type elemType;
     bool isOutput = false;
+    bool isControl = false;
     if (auto ar = dyn_cast<mesh::AllReduceOp>(op)) {
       kind = "all_reduce";
       elemType = ar.getInput().getType();
       c.elements = numElementsOf(elemType);
       c.paperElements = 2 * c.elements;
-      isOutput = reachesOutput(func, ar.getResult());
-      if (!isOutput) {
+      isControl = ar.getReduction() != mesh::ReductionKind::Sum;
+      isOutput = !isControl && reachesOutput(func, ar.getResult());
+      if (!isOutput && !isControl) {
         int64_t bytes = mw::detail::tensorBytes(elemType);
         z.grad.bytes += bytes;
         z.grad.wholeBytes += bytes;
@@ -465,8 +467,8 @@ mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,
     c.paperBytes = c.paperElements * e;
     c.ringElements = c.paperElements * (n - 1) / n;
     c.ringBytes = c.ringElements * e;
-    if (isOutput) {
-      z.outputs.add(c);
+    if (isOutput || isControl) {
+      (isOutput ? z.outputs : z.control).add(c);
       continue;
     }
     z.byKind[kind].add(c);
@@ -581,6 +583,8 @@ void mlir::mw::printZeroText(llvm::raw_ostream &os, const ZeroReport &z) {
   comm("total", z.total);
   if (z.outputs.count)
     comm("outputs", z.outputs);
+  if (z.control.count)
+    comm("control", z.control);
   os << llvm::formatv("      paper's volume {0} = {1} elements; total / "
                       "paper = {2}\n",
                       z.paperVolumeExpression, z.paperVolumeElements,
@@ -658,6 +662,7 @@ void mlir::mw::printZeroJson(llvm::json::OStream &j, const ZeroReport &z) {
         comm(kind, c);
       comm("total", z.total);
       comm("outputs", z.outputs);
+      comm("control", z.control);
       j.attribute("paper_volume", z.paperVolumeExpression);
       j.attribute("paper_volume_elements", z.paperVolumeElements);
       j.attribute("paper_ratio",

@@ -72,6 +72,9 @@ struct ZeroReport {
   Comm total;
   /// Reductions of the step's outputs (the loss), not model states.
   Comm outputs;
+  /// Reductions that decide, not sum: fp16 loss scaling's overflow flag,
+  /// all-reduced with max so that every rank skips the same steps.
+  Comm control;
   /// The paper's volume per step: 2Ψ (stages 0-2) or 3Ψ (stage 3).
   int64_t paperVolumeElements = 0;
   std::string paperVolumeExpression;
