@@ -2,7 +2,9 @@
 # Multi-rank step time on CPU ranks (Open MPI), overlap on and off, in one
 # run: for each model, the ZeRO-2 step of a fixed global batch runs on 1, 2
 # and 4 ranks (mpirun, one process per rank) with --mw-zero overlap=on and
-# overlap=off; bench/zero/ranks_table.py prints the median step time, the
+# overlap=off, its gradients in several reduce buckets (so that all but the
+# last can be reduced while the backward pass goes on: 6 buckets for
+# gpt2-tiny, 18 for gpt2-small-4l); bench/zero/ranks_table.py prints the median step time, the
 # time each step spent waiting on collectives, and the ratios against one
 # rank and against overlap=off.
 # Usage: bench/zero/ranks.sh [--models gpt2-tiny,gpt2-small-4l] [--ranks "1 2 4"]
@@ -35,15 +37,15 @@ read -r -a mpirun <<< "${MW_MPIRUN:-mpirun --allow-run-as-root --oversubscribe}"
 mkdir -p "$out"
 for m in ${models//,/ }; do
   case "$m" in
-    gpt2-tiny) flags=(--preset gpt2-tiny --batch 8) ;;
-    gpt2-small-4l) flags=(--preset gpt2-small --layers 4 --vocab 8192 --seq 64 --batch 4) ;;
+    gpt2-tiny) flags=(--preset gpt2-tiny --batch 8); bucket=20000 ;;
+    gpt2-small-4l) flags=(--preset gpt2-small --layers 4 --vocab 8192 --seq 64 --batch 4); bucket=2000000 ;;
     *) echo "bench/zero/ranks.sh: unknown model '$m'" >&2; exit 2 ;;
   esac
   "$bin/mw-models" gpt "${flags[@]}" --train --emit-locations=false -o "$out/$m.mlir"
   for n in $ranks; do
     for overlap in on off; do
       tag=$m-n$n-$overlap
-      "$bin/mw-opt" "$out/$m.mlir" --mw-zero="stage=2 ranks=$n overlap=$overlap" \
+      "$bin/mw-opt" "$out/$m.mlir" --mw-zero="stage=2 ranks=$n overlap=$overlap reduce-bucket=$bucket" \
         --mw-train-pipeline 2>/dev/null | "$bin/mw-translate" --mw-to-plan -o "$out/$tag.mwplan"
       "${mpirun[@]}" -np "$n" "$bin/mw-run" "$out/$tag.mwplan" --steps "$steps" \
         --report json > "$out/$tag.json"

@@ -113,7 +113,9 @@ mwrt_status detail::createCommunicator(std::string_view device,
                                        const SessionOptions &options,
                                        std::unique_ptr<Communicator> &comm) {
   const ProcessGroup &group = processGroup();
-  if (group.engine != "mpi") {
+  // A CPU group of one needs no engine: every collective is a copy. (CUDA
+  // keeps NCCL even then, so that one GPU can test the NCCL path.)
+  if (group.engine != "mpi" || (group.size == 1 && device != "cuda")) {
     comm = createSingleProcessCommunicator();
     return MWRT_OK;
   }

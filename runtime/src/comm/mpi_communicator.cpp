@@ -220,15 +220,37 @@ private:
                            uint8_t *dst, std::string &error) {
     const size_t esz = dtypeSize(dtype);
     const int64_t n = ranks, chunk = std::min(piece, chunkElements(esz));
-    uint8_t *send = scratch(sendBuffer, n * chunk * esz);
     uint8_t *recv = scratch(recvBuffer, n * chunk * esz);
+    // The shares are sent from where they are (MPI_Alltoallv with their
+    // displacements from share(0)) when those fit MPI's int; else each
+    // chunk's shares are packed first.
+    const uint8_t *base = share(0);
+    bool inPlace = true;
+    std::vector<int> counts(n), sendDispls(n), recvDispls(n);
+    for (int64_t r = 0; r < n; ++r) {
+      auto offset = static_cast<int64_t>(share(r) - base) + piece * int64_t(esz);
+      inPlace &= share(r) >= base && offset <= INT32_MAX;
+    }
+    uint8_t *send = inPlace ? nullptr : scratch(sendBuffer, n * chunk * esz);
     for (int64_t at = 0; at < piece; at += chunk) {
       const int64_t m = std::min(chunk, piece - at);
-      for (int64_t r = 0; r < n; ++r)
-        std::memcpy(send + r * m * esz, share(r) + at * esz, m * esz);
       const int bytes = static_cast<int>(m * esz);
-      if (int c = MPI_Alltoall(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE,
-                               comm)) {
+      int c;
+      if (inPlace) {
+        for (int64_t r = 0; r < n; ++r) {
+          counts[r] = bytes;
+          sendDispls[r] = static_cast<int>(share(r) - base + at * esz);
+          recvDispls[r] = static_cast<int>(r * m * esz);
+        }
+        c = MPI_Alltoallv(base, counts.data(), sendDispls.data(), MPI_BYTE,
+                          recv, counts.data(), recvDispls.data(), MPI_BYTE,
+                          comm);
+      } else {
+        for (int64_t r = 0; r < n; ++r)
+          std::memcpy(send + r * m * esz, share(r) + at * esz, m * esz);
+        c = MPI_Alltoall(send, bytes, MPI_BYTE, recv, bytes, MPI_BYTE, comm);
+      }
+      if (c) {
         error = "MPI_Alltoall failed: " + mpiError(c);
         return MWRT_UNAVAILABLE;
       }
