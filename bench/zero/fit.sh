@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The largest GPT whose ZeRO step fits per rank, found by compiling it: at
+# GPT-3 175B's width (12288, 96 heads, 2048 positions, vocabulary 50257) and
+# N = 64 ranks (one sample each), for each stage 0-3 and each budget (80 GB,
+# an H100/A100; 141 GB, an H200; GB = 10^9 bytes), the most layers L whose
+# step, through --mw-zero, --mw-remat=strategy=auto budget=B and
+# --mw-train-pipeline, compiles with a planned per-rank peak (arena plus
+# persistent buffers) within B. Remat trades recomputation for memory as L
+# grows (the peak stays just under B), so the peak is not linear in L: L is
+# found by doubling, then bisection (about 2 log2 L compiles per cell).
+# Usage: bench/zero/fit.sh [--ranks 64] [--stages "0 1 2 3"] [--out DIR]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build_dir=${MW_BUILD_DIR:-$root/build}
+bin=$build_dir/bin
+ranks=64
+stages="0 1 2 3"
+out=$build_dir/bench-zero-fit
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks=$2; shift 2 ;;
+    --stages) stages=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "bench/zero/fit.sh: unknown argument '$1' (see the header)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+
+# peak STAGE LAYERS BUDGET: the planned per-rank peak in bytes ("" when the
+# step does not compile), cached in $out.
+peak() {
+  local s=$1 l=$2 b=$3 f="$out/peak-s$1-l$2-b$3"
+  if [ ! -f "$f" ]; then
+    "$bin/mw-models" gpt --preset gpt3-175b --layers "$l" --batch "$ranks" \
+      --train --emit-locations=false -o "$out/step.mlir"
+    if "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
+         --mw-remat="strategy=auto budget=${b}GB" --mw-train-pipeline \
+         --mw-memory-report="format=json output=$out/report.json" \
+         -o /dev/null 2>/dev/null; then
+      python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \
+        "$out/report.json" > "$f"
+    else
+      echo "" > "$f"
+    fi
+  fi
+  cat "$f"
+}
+fits() { local p; p=$(peak "$1" "$2" "$3"); [ -n "$p" ] && [ "$p" -le "$(( $3 * 1000000000 ))" ]; }
+
+echo "| stage | budget (GB) | largest L that fits | its peak / rank (GB) | L + 1 | parameters (B) |"
+echo "|---|---|---|---|---|---|"
+for s in $stages; do
+  for b in 80 141; do
+    l=0
+    if fits "$s" 1 "$b"; then
+      lo=1; hi=2
+      while [ "$hi" -le 4096 ] && fits "$s" "$hi" "$b"; do lo=$hi; hi=$(( hi * 2 )); done
+      while [ $(( hi - lo )) -gt 1 ]; do
+        mid=$(( (lo + hi) / 2 ))
+        if fits "$s" "$mid" "$b"; then lo=$mid; else hi=$mid; fi
+      done
+      l=$lo
+    fi
+    if [ "$l" -eq 0 ]; then
+      echo "| $s | $b | 0 (not one layer) | | | |"
+      continue
+    fi
+    pl=$(peak "$s" "$l" "$b"); pn=$(peak "$s" $(( l + 1 )) "$b")
+    next="does not fit"
+    [ -n "$pn" ] && next="peak $(python3 -c "print(f'{$pn/1e9:.1f}')") GB"
+    params=$(python3 -c "print(f'{(12*12288*12288*$l + 50257*12288 + 2048*12288)/1e9:.1f}')")
+    echo "| $s | $b | $l | $(python3 -c "print(f'{$pl/1e9:.1f}')") | $next | $params |"
+  done
+done
