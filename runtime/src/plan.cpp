@@ -672,7 +672,20 @@ mwrt_status Plan::parse(const void *data, size_t size,
     std::memcpy(aligned.data(), bytes, size);
     bytes = reinterpret_cast<const uint8_t *>(aligned.data());
   }
-  // A FlatBuffer starts with the root offset and the 4-byte identifier.
+  // The checksum trailer (mwrt/plan.h): required in files (load), checked
+  // wherever it is present.
+  if (bytes && size >= kPlanTrailerSize + 8 &&
+      std::memcmp(bytes + size - kPlanTrailerSize, kPlanChecksumMagic,
+                  sizeof kPlanChecksumMagic) == 0) {
+    uint64_t stored = 0;
+    for (size_t i = 0; i < 8; ++i)
+      stored |= uint64_t(bytes[size - 8 + i]) << (8 * i);
+    size -= kPlanTrailerSize;
+    if (planChecksum(bytes, size) != stored)
+      return fail("checksum mismatch: the plan's bytes changed after "
+                  "mw-translate wrote them (corrupt file); recompile it");
+  }
+    // A FlatBuffer starts with the root offset and the 4-byte identifier.
   if (!bytes || size < 8)
     return fail("truncated: " + std::to_string(size) +
                 " bytes, not a .mwplan file");
@@ -729,5 +742,18 @@ mwrt_status Plan::load(const std::string &path,
   if (readError)
     return setError(MWRT_INVALID_ARGUMENT,
                     path + ": cannot read: " + std::strerror(err));
+  // A file must carry the checksum trailer (mwrt/plan.h).
+  auto fail = [&](const std::string &why) {
+    return setError(MWRT_INVALID_ARGUMENT, path + ": " + why);
+  };
+  // (Checked after the identifier: a file that is no plan at all is told
+  // so by parse.)
+  if ((bytes.size() < kPlanTrailerSize ||
+       std::memcmp(bytes.data() + bytes.size() - kPlanTrailerSize,
+                   kPlanChecksumMagic, sizeof kPlanChecksumMagic) != 0) &&
+      bytes.size() >= 8 && mwplan::PlanBufferHasIdentifier(bytes.data()))
+    return fail("no checksum trailer: not a plan written by mw-translate "
+                "--mw-to-plan (version " + std::to_string(kMwPlanVersion) +
+                "), or a truncated one");
   return parse(bytes.data(), bytes.size(), out, path);
 }

@@ -99,8 +99,8 @@ TEST(PlanLoad, LossIsTheScalarOutputWhenNoneIsNamedLoss) {
 
 TEST(PlanLoad, RejectsWrongVersion) {
   PlanBuilder b = denseReluPlan();
-  b.version = 2;
-  EXPECT_EQ(rejection(b), "t.mwplan: plan version 2, this runtime reads 1");
+  b.version = 1; // before the checksum trailer
+  EXPECT_EQ(rejection(b), "t.mwplan: plan version 1, this runtime reads 2");
 }
 
 TEST(PlanLoad, RejectsTruncatedFile) {
@@ -356,16 +356,38 @@ TEST(PlanLoad, FileErrors) {
             missing + ": cannot open: No such file or directory");
 
   std::string path = tempPath("dense.mwplan");
-  writeFile(path, denseReluPlan().finish());
+  writePlanFile(path, denseReluPlan().finish());
   ASSERT_EQ(Plan::load(path, plan), MWRT_OK) << mwrt_last_error();
   EXPECT_EQ(plan->source(), path);
 
   PlanBuilder b = denseReluPlan();
   b.version = 7;
-  writeFile(path, b.finish());
+  writePlanFile(path, b.finish());
   EXPECT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(mwrt_last_error()),
-            path + ": plan version 7, this runtime reads 1");
+            path + ": plan version 7, this runtime reads 2");
+}
+
+TEST(PlanLoad, ChecksumCatchesEveryChangedByte) {
+  // A file needs the trailer; any changed byte of the plan (here: each in
+  // turn, including ones no field check would notice, like an AdamW
+  // hyper-parameter or a stride) fails the checksum.
+  std::shared_ptr<const Plan> plan;
+  std::string path = tempPath("sum.mwplan");
+  std::vector<uint8_t> bytes = denseReluPlan().finish();
+  writeFile(path, bytes);
+  EXPECT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(mwrt_last_error(), "no checksum trailer");
+  std::vector<uint8_t> file = withTrailer(bytes);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> bad = file;
+    bad[i] ^= 0x20;
+    writeFile(path, bad);
+    ASSERT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT) << "byte " << i;
+    ASSERT_NE(std::string(mwrt_last_error()).find("checksum mismatch"), std::string::npos) << "byte " << i;
+  }
+  writeFile(path, file);
+  EXPECT_EQ(Plan::load(path, plan), MWRT_OK) << mwrt_last_error();
 }
 
 TEST(PlanLoad, CApi) {

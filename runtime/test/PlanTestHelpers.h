@@ -382,6 +382,21 @@ inline void writeFile(const std::string &path, const std::vector<uint8_t> &b) {
             static_cast<std::streamsize>(b.size()));
 }
 
+/// `plan` (PlanBuilder::finish()) as mw-translate writes it to a file: with
+/// the checksum trailer of mwrt/plan.h.
+inline std::vector<uint8_t> withTrailer(std::vector<uint8_t> plan) {
+  uint8_t trailer[kPlanTrailerSize];
+  planTrailer(plan.data(), plan.size(), trailer);
+  plan.insert(plan.end(), trailer, trailer + kPlanTrailerSize);
+  return plan;
+}
+
+/// Writes `plan` to `path` as a .mwplan file (with its trailer).
+inline void writePlanFile(const std::string &path,
+                          const std::vector<uint8_t> &plan) {
+  writeFile(path, withTrailer(plan));
+}
+
 inline std::string readFileText(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in),

@@ -53,7 +53,7 @@ RunResult runTool(const std::string &args, bool stderrToo = true) {
 
 std::string writePlan(const PlanBuilder &b, const std::string &name) {
   std::string path = tempPath(name);
-  writeFile(path, b.finish());
+  writePlanFile(path, b.finish());
   return path;
 }
 
@@ -202,10 +202,18 @@ TEST(RunTool, CorruptPlanIsRejected) {
   std::vector<uint8_t> bytes = denseReluPlan().finish();
   bytes.resize(bytes.size() - 9);
   std::string path = tempPath("cut.mwplan");
-  writeFile(path, bytes);
+  writePlanFile(path, bytes);
   RunResult r = runTool(quote(path));
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_CONTAINS(r.output, "corrupt or truncated plan");
+  // Cut in the file, the trailer is gone.
+  writeFile(path, withTrailer(denseReluPlan().finish()));
+  std::vector<uint8_t> file = withTrailer(denseReluPlan().finish());
+  file.resize(file.size() - 9);
+  writeFile(path, file);
+  r = runTool(quote(path));
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_CONTAINS(r.output, "no checksum trailer");
 }
 
 } // namespace mwrt::test

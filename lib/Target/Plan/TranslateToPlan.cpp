@@ -861,6 +861,9 @@ LogicalResult mw::translateToPlan(Operation *module, raw_ostream &os,
   if (failed(plan))
     return failure();
   os.write(reinterpret_cast<const char *>(plan->data()), plan->size());
+  uint8_t trailer[mwrt::kPlanTrailerSize];
+  mwrt::planTrailer(plan->data(), plan->size(), trailer);
+  os.write(reinterpret_cast<const char *>(trailer), sizeof trailer);
   return success();
 }
 
