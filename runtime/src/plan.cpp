@@ -231,6 +231,7 @@ private:
   bool readPersistents(std::string &error);
   bool readShard(const mwplan::Persistent &p, PersistentDesc &d,
                  std::string &error);
+  bool checkWriteBacks(std::string &error);
   bool readKernel(size_t index, const mwplan::Kernel &k, std::string &error);
   bool readAttr(const mwplan::Attr &a, KernelAttrs &attrs, std::string &error);
   bool readOperand(const mwplan::Operand &op, OperandDesc &out,
@@ -605,6 +606,11 @@ bool PlanReader::readResults(std::string &error) {
     if (p >= 0 && (plan.persists[p].role == Role::Param ||
                    plan.persists[p].role == Role::OptimizerState)) {
       const PersistentDesc &pd = plan.persists[p];
+      if (pd.argument >= 0 && d.role != pd.role) {
+        error = where + "it updates " + roleName(pd.role) + " '" + pd.name +
+                "' but its role is " + roleName(d.role);
+        return false;
+      }
       if (pd.dtype != d.value.dtype || pd.shape != d.value.shape) {
         error = where + "its value is " + dtypeName(d.value.dtype) + " " +
                 shapeText(d.value.shape) + " but it updates persistent '" +
@@ -627,6 +633,29 @@ bool PlanReader::readResults(std::string &error) {
         isScalarFloat(plan.resultList[i].value))
       loss = static_cast<int>(i);
   plan.lossIndex = loss;
+  return checkWriteBacks(error);
+}
+
+bool PlanReader::checkWriteBacks(std::string &error) {
+  // A result with the role of a parameter or optimizer state is the next
+  // value of the argument of its name, which the session copies over it
+  // after each step (a kernel that updates one in place keeps its update in
+  // the persistent anyway). One that names no such argument would drop the
+  // update silently: a renamed or corrupted result.
+  for (size_t r = 0; r < plan.resultList.size(); ++r) {
+    const ResultDesc &d = plan.resultList[r];
+    if (d.role != Role::Param && d.role != Role::OptimizerState)
+      continue;
+    int p = plan.findPersistent(d.name);
+    if (p >= 0 && plan.persists[p].argument >= 0 &&
+        plan.persists[p].role == d.role)
+      continue;
+    error = "result " + std::to_string(r) + " ('" + d.name + "') is the next " +
+            "value of a " + roleName(d.role) + ", but no " +
+            roleName(d.role) + " argument is named '" + d.name +
+            "': the update would be lost";
+    return false;
+  }
   return true;
 }
 

@@ -368,6 +368,29 @@ TEST(PlanLoad, FileErrors) {
             path + ": plan version 7, this runtime reads 2");
 }
 
+TEST(PlanLoad, ResultsThatUpdateStateAreConsistent) {
+  // The next value of fc.weight, under the name and role of a parameter.
+  PlanBuilder ok = denseReluPlan();
+  ok.addResult("fc.weight", Role::Param, arena(0, {3, 2}));
+  std::string error;
+  EXPECT_EQ(parse(ok.finish(), error), MWRT_OK) << error;
+
+  // Renamed (a corrupted name): it would update nothing.
+  PlanBuilder renamed = denseReluPlan();
+  renamed.addResult("fc.weighs", Role::Param, arena(0, {3, 2}));
+  EXPECT_EQ(rejection(renamed),
+            "t.mwplan: result 2 ('fc.weighs') is the next value of a param, "
+            "but no param argument is named 'fc.weighs': the update would be "
+            "lost");
+
+  // The right name with another role.
+  PlanBuilder role = denseReluPlan();
+  role.addResult("fc.weight", Role::OptimizerState, arena(0, {3, 2}));
+  EXPECT_EQ(rejection(role), "t.mwplan: result 2 ('fc.weight'): it updates "
+                             "param 'fc.weight' but its role is "
+                             "optimizer_state");
+}
+
 TEST(PlanLoad, ChecksumCatchesEveryChangedByte) {
   // A file needs the trailer; any changed byte of the plan (here: each in
   // turn, including ones no field check would notice, like an AdamW

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The runtime under AddressSanitizer and UBSan, and its loaders fuzzed: what
+# the ctest entry runtime-sanitizers runs (issue 20, part 2). The runtime
+# builds alone (no MLIR), with clang, in BUILD (default build/runtime-asan):
+#   1. its unit tests (mwrt-unittests) under ASan + UBSan, any report fatal;
+#   2. each libFuzzer harness (plan_fuzzer, safetensors_fuzzer) over its
+#      committed corpus (runtime/fuzz/corpus/*: every seed must pass), then
+#      for MWRT_FUZZ_SECONDS (default 20) seconds of new inputs from it, in a
+#      scratch copy so the repository's corpus stays as committed.
+# A crash, a sanitizer report or a broken contract fails the run and leaves
+# the input in BUILD/fuzz-<harness>/ (crash-*, the reproducer).
+# Usage: runtime/fuzz/run-sanitized.sh [BUILD]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+runtime=$(cd "$here/.." && pwd)
+build=${1:-$runtime/../build/runtime-asan}
+seconds=${MWRT_FUZZ_SECONDS:-20}
+cc=$(command -v clang-14 || command -v clang)
+cxx=$(command -v clang++-14 || command -v clang++)
+if [ -z "$cc" ] || [ -z "$cxx" ]; then
+  echo "runtime-sanitizers: no clang (apt-get install clang-14 libclang-rt-14-dev)" >&2
+  exit 1
+fi
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -G Ninja -S "$runtime" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" \
+  -DMWRT_CUDA=OFF -DMWRT_MPI=OFF -DMWRT_SANITIZE=ON -DMWRT_FUZZ=ON >/dev/null
+ninja -C "$build" mwrt-unittests mw-run plan_fuzzer safetensors_fuzzer | tail -1
+
+# allocator_may_return_null: a test asks for 32 PiB on purpose and expects
+# the allocation to fail, not ASan to abort.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+echo "== mwrt-unittests under ASan + UBSan"
+"$build/bin/mwrt-unittests" --gtest_brief=1
+
+for harness in plan safetensors; do
+  work=$build/fuzz-$harness
+  rm -rf "$work" && mkdir -p "$work/corpus"
+  cp "$here/corpus/$harness"/* "$work/corpus/"
+  echo "== ${harness}_fuzzer: the committed corpus, then ${seconds} s"
+  (cd "$work" && "$build/bin/${harness}_fuzzer" -runs=0 "$here/corpus/$harness" 2>&1 | tail -1)
+  (cd "$work" && "$build/bin/${harness}_fuzzer" -max_total_time="$seconds" \
+      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 corpus 2>&1 |
+      grep -E "^(stat::number_of_executed_runs|stat::new_units_added|Done|==)" || true)
+  if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
+    echo "runtime-sanitizers: ${harness}_fuzzer found an input that breaks it: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | head -1)" >&2
+    exit 1
+  fi
+done
+echo "runtime-sanitizers: OK"
