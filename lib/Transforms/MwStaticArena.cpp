@@ -53,6 +53,7 @@ struct MwStaticArenaPass
     into.mirror(pass.alignment);
     into.mirror(pass.arena);
     into.mirror(pass.timeLimit);
+    into.mirror(pass.remarks);
   }
 
 private:
@@ -122,8 +123,9 @@ MwStaticArenaPass::planFunction(func::FuncOp func,
   std::vector<planning::PackBuffer> instance;
   for (const LiveBuffer &buffer : liveness.getBuffers()) {
     if (!buffer.isTransient()) {
-      emitRemark(buffer.definingOp->getLoc())
-          << buffer.reason << " is not planned: '" << buffer.name << "'";
+      if (remarks)
+        emitRemark(buffer.definingOp->getLoc())
+            << buffer.reason << " is not planned: '" << buffer.name << "'";
       ++numUnplanned;
       continue;
     }
@@ -131,10 +133,11 @@ MwStaticArenaPass::planFunction(func::FuncOp func,
     if (auto alloc = dyn_cast<memref::AllocOp>(buffer.definingOp);
         alloc && alloc.getAlignment() &&
         *alloc.getAlignment() > options.alignment) {
-      emitRemark(alloc.getLoc())
-          << "allocation aligned to " << *alloc.getAlignment()
-          << " bytes, above the arena's alignment of " << options.alignment
-          << ", is not planned: '" << buffer.name << "'";
+      if (remarks)
+        emitRemark(alloc.getLoc())
+            << "allocation aligned to " << *alloc.getAlignment()
+            << " bytes, above the arena's alignment of " << options.alignment
+            << ", is not planned: '" << buffer.name << "'";
       ++numUnplanned;
       continue;
     }

@@ -1,7 +1,7 @@
 // A region of async.execute may run after its op, so a buffer it uses is not
 // planned (stock mlir-opt: mw-opt does not register the async dialect).
 // RUN: %mlir_opt --load-pass-plugin=%mw_plugin -verify-diagnostics \
-// RUN:   --pass-pipeline="builtin.module(mw-static-arena,func.func(mw-verify-plan))" %s \
+// RUN:   --pass-pipeline="builtin.module(mw-static-arena{remarks=true},func.func(mw-verify-plan))" %s \
 // RUN: | FileCheck %s
 
 // CHECK-LABEL: func.func @async_use(

@@ -19,7 +19,7 @@
 //
 // (b) Planned and checked, then lowered and run the same way.
 // RUN: %mlir_opt --load-pass-plugin=%mw_plugin --load-dialect-plugin=%mw_plugin \
-// RUN:   --pass-pipeline="builtin.module(mw-static-arena,func.func(mw-verify-plan))" \
+// RUN:   --pass-pipeline="builtin.module(mw-static-arena{remarks=true},func.func(mw-verify-plan))" \
 // RUN:   %t.bufferized.mlir -o %t.planned.mlir 2> %t.remarks.txt
 // RUN: FileCheck %s --check-prefix=PLAN < %t.planned.mlir
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks.txt

@@ -5,16 +5,16 @@
 // by an `mw.buffer` attribute on it (the others: a NameLoc would hide the
 // file location -verify-diagnostics matches).
 //
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena --mw-verify-plan | FileCheck %s
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=arena=argument --mw-verify-plan | FileCheck %s --check-prefix=ARG
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=alignment=64 --mw-verify-plan | FileCheck %s --check-prefix=ALIGN
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=strategy=naive --mw-verify-plan | FileCheck %s --check-prefix=NAIVE
-// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=exact time-limit=5" --mw-verify-plan | FileCheck %s --check-prefix=EXACT
+// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=remarks=true --mw-verify-plan | FileCheck %s
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=arena=argument remarks=true" --mw-verify-plan | FileCheck %s --check-prefix=ARG
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=alignment=64 remarks=true" --mw-verify-plan | FileCheck %s --check-prefix=ALIGN
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=naive remarks=true" --mw-verify-plan | FileCheck %s --check-prefix=NAIVE
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=exact time-limit=5 remarks=true" --mw-verify-plan | FileCheck %s --check-prefix=EXACT
 // Every other strategy gives a plan the check accepts.
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=strategy=greedy-size --mw-verify-plan -o /dev/null
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=strategy=greedy-breadth --mw-verify-plan -o /dev/null
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=strategy=best-fit-size --mw-verify-plan -o /dev/null
-// RUN: mw-opt %s -split-input-file -verify-diagnostics --mw-static-arena=strategy=best-fit-time --mw-verify-plan -o /dev/null
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=greedy-size remarks=true" --mw-verify-plan -o /dev/null
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=greedy-breadth remarks=true" --mw-verify-plan -o /dev/null
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=best-fit-size remarks=true" --mw-verify-plan -o /dev/null
+// RUN: mw-opt %s -split-input-file -verify-diagnostics "--mw-static-arena=strategy=best-fit-time remarks=true" --mw-verify-plan -o /dev/null
 // Deterministic: the same input gives the same IR byte for byte, in mw-opt
 // and in stock mlir-opt with the plugin.
 // RUN: mw-opt %s -split-input-file --mw-static-arena -o %t.first.mlir 2>/dev/null

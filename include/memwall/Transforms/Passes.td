@@ -75,8 +75,8 @@ def MwStaticArena : Pass<"mw-static-arena", "ModuleOp"> {
     - `memref.dealloc` of the buffer is not a use; it is erased.
 
     Only provably transient buffers are planned. These are left as they are,
-    each with a remark that names it (`returned buffer is not planned:
-    'r'`): buffers returned by the function (persistent), buffers that
+    and with `remarks=true` each is named in a remark (`returned buffer is
+    not planned: 'r'`); the `unplanned-buffers` statistic counts them: buffers returned by the function (persistent), buffers that
     escape into an op the pass cannot see through (`func.call`, a
     `memref.store` of the memref itself, `scf.yield`,
     `memref.extract_aligned_pointer_as_index`, an op without memory
@@ -129,6 +129,9 @@ def MwStaticArena : Pass<"mw-static-arena", "ModuleOp"> {
            "function) or argument (a new trailing argument)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
            "Time limit in seconds of the exact strategy">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Name each buffer left unplanned (returned, escaping, ...) in a "
+           "remark; off by default, since a step returns many">,
   ];
   let statistics = [
     Statistic<"numPlanned", "planned-buffers", "Buffers placed in an arena">,

@@ -23,11 +23,13 @@
 // HELP:      --mw-static-arena
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC:.+]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC:.+]]
+// HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC:.+]]
 // HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC:.+]]
 // HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC:.+]]
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
+// HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]
 // HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC]]
 // HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC]]
 

@@ -25,4 +25,5 @@
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
+// HELP-NEXT:   --remarks
 // HELP-NEXT:   --strategy=<string>
