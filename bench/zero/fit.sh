@@ -8,6 +8,9 @@
 # persistent buffers) within B. Remat trades recomputation for memory as L
 # grows (the peak stays just under B), so the peak is not linear in L: L is
 # found by doubling, then bisection (about 2 log2 L compiles per cell).
+# A compile that runs past MW_FIT_TIMEOUT seconds (default 600) counts as
+# not fitting and is marked in the table: --mw-remat auto at a hundred layers
+# of this width and more can take that long (docs/zero-bench.md).
 # Usage: bench/zero/fit.sh [--ranks 64] [--stages "0 1 2 3"] [--out DIR]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,12 +37,15 @@ peak() {
   if [ ! -f "$f" ]; then
     "$bin/mw-models" gpt --preset gpt3-175b --layers "$l" --batch "$ranks" \
       --train --emit-locations=false -o "$out/step.mlir"
-    if "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
+    if timeout "${MW_FIT_TIMEOUT:-600}" "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
          --mw-remat="strategy=auto budget=${b}GB" --mw-train-pipeline \
          --mw-memory-report="format=json output=$out/report.json" \
          -o /dev/null 2>/dev/null; then
       python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \
         "$out/report.json" > "$f"
+    elif [ $? -eq 124 ]; then
+      echo "" > "$f"
+      echo "$2" >> "$out/timed-out-s$1-b$3"
     else
       echo "" > "$f"
     fi
@@ -70,6 +76,8 @@ for s in $stages; do
     next="does not fit"
     [ -n "$pn" ] && next="peak $(python3 -c "print(f'{$pn/1e9:.1f}')") GB"
     params=$(python3 -c "print(f'{(12*12288*12288*$l + 50257*12288 + 2048*12288)/1e9:.1f}')")
-    echo "| $s | $b | $l | $(python3 -c "print(f'{$pl/1e9:.1f}')") | $next | $params |"
+    note=""
+    [ -f "$out/timed-out-s$s-b$b" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b"): a lower bound)"
+    echo "| $s | $b | $l$note | $(python3 -c "print(f'{$pl/1e9:.1f}')") | $next | $params |"
   done
 done
