@@ -232,6 +232,7 @@ private:
   bool readShard(const mwplan::Persistent &p, PersistentDesc &d,
                  std::string &error);
   bool checkWriteBacks(std::string &error);
+  bool checkArenaLiveness(std::string &error);
   bool readKernel(size_t index, const mwplan::Kernel &k, std::string &error);
   bool readAttr(const mwplan::Attr &a, KernelAttrs &attrs, std::string &error);
   bool readOperand(const mwplan::Operand &op, OperandDesc &out,
@@ -263,6 +264,19 @@ bool PlanReader::read(std::string &error) {
   if (plan.rankCount == 0) {
     error = "ranks is 0; a plan runs on at least one rank";
     return false;
+  }
+  if (const auto *buffers = fb.arena_buffers()) {
+    for (flatbuffers::uoffset_t i = 0; i < buffers->size(); ++i) {
+      const mwplan::ArenaBuffer &b = *buffers->Get(i);
+      if (b.size() > plan.arenaBytes || b.offset() > plan.arenaBytes - b.size()) {
+        error = "arena buffer " + std::to_string(i) + " at [" +
+                std::to_string(b.offset()) + ", +" + std::to_string(b.size()) +
+                ") is outside the arena of " + std::to_string(plan.arenaBytes) +
+                " bytes";
+        return false;
+      }
+      plan.arenaBufferList.push_back({b.offset(), b.size()});
+    }
   }
   if (!readPersistents(error))
     return false;
@@ -435,6 +449,13 @@ bool PlanReader::readOperand(const mwplan::Operand &op, OperandDesc &out,
               std::to_string(elemSize);
       return false;
     }
+    out.buffer = op.buffer();
+    if (out.buffer < -1 ||
+        out.buffer >= static_cast<int>(plan.arenaBufferList.size())) {
+      error = "arena buffer " + std::to_string(out.buffer) + " of " +
+              std::to_string(plan.arenaBufferList.size()) + " does not exist";
+      return false;
+    }
     if (empty)
       return true;
     Int128 first = static_cast<Int128>(out.arenaOffset) + lo * elemSize;
@@ -445,6 +466,17 @@ bool PlanReader::readOperand(const mwplan::Operand &op, OperandDesc &out,
               "), outside the arena of " + std::to_string(plan.arenaBytes) +
               " bytes";
       return false;
+    }
+    if (out.buffer >= 0) {
+      const ArenaBufferDesc &b = plan.arenaBufferList[out.buffer];
+      if (first < static_cast<Int128>(b.offset) ||
+          end > static_cast<Int128>(b.offset) + static_cast<Int128>(b.size)) {
+        error = "arena view covers bytes [" + num(first) + ", " + num(end) +
+                "), outside its buffer " + std::to_string(out.buffer) +
+                " at [" + std::to_string(b.offset) + ", " +
+                std::to_string(b.offset + b.size) + ")";
+        return false;
+      }
     }
     return true;
   }
@@ -633,7 +665,79 @@ bool PlanReader::readResults(std::string &error) {
         isScalarFloat(plan.resultList[i].value))
       loss = static_cast<int>(i);
   plan.lossIndex = loss;
-  return checkWriteBacks(error);
+  return checkWriteBacks(error) && checkArenaLiveness(error);
+}
+
+bool PlanReader::checkArenaLiveness(std::string &error) {
+  // A buffer lives from the first kernel that uses it to the last (to the
+  // step's end when a result is in it). Two that live at the same kernel
+  // must not share a byte: the static arena's invariant, checked here from
+  // the plan alone (--mw-verify-plan checks it in the compiler).
+  const size_t n = plan.arenaBufferList.size();
+  if (n == 0)
+    return true;
+  const int64_t end = static_cast<int64_t>(plan.kernelList.size());
+  std::vector<int64_t> first(n, -1), last(n, -1);
+  auto use = [&](const OperandDesc &o, int64_t at) {
+    if (!o.inArena || o.buffer < 0)
+      return;
+    if (first[o.buffer] < 0)
+      first[o.buffer] = at;
+    last[o.buffer] = std::max(last[o.buffer], at);
+  };
+  for (size_t k = 0; k < plan.kernelList.size(); ++k) {
+    for (const OperandDesc &o : plan.kernelList[k].ins)
+      use(o, static_cast<int64_t>(k));
+    for (const OperandDesc &o : plan.kernelList[k].outs)
+      use(o, static_cast<int64_t>(k));
+  }
+  for (const ResultDesc &r : plan.resultList)
+    use(r.value, end);
+  // Sweep over time; the live buffers, by offset, never overlap (else the
+  // first overlap is the error), so a new one need only be checked against
+  // its neighbours there.
+  std::vector<size_t> order;
+  for (size_t b = 0; b < n; ++b)
+    if (first[b] >= 0 && plan.arenaBufferList[b].size > 0)
+      order.push_back(b);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return first[a] != first[b] ? first[a] < first[b] : a < b;
+  });
+  std::map<uint64_t, size_t> live; // offset -> buffer
+  std::multimap<int64_t, size_t> ends;
+  for (size_t b : order) {
+    // Buffers whose last use is before this one's first are dead.
+    while (!ends.empty() && ends.begin()->first < first[b]) {
+      size_t dead = ends.begin()->second;
+      live.erase(plan.arenaBufferList[dead].offset);
+      ends.erase(ends.begin());
+    }
+    const ArenaBufferDesc &mine = plan.arenaBufferList[b];
+    auto clash = [&](size_t other) {
+      const ArenaBufferDesc &o = plan.arenaBufferList[other];
+      error = "arena buffers " + std::to_string(other) + " at [" +
+              std::to_string(o.offset) + ", " + std::to_string(o.offset + o.size) +
+              ") (kernels " + std::to_string(first[other]) + "-" +
+              std::to_string(last[other]) + ") and " + std::to_string(b) +
+              " at [" + std::to_string(mine.offset) + ", " +
+              std::to_string(mine.offset + mine.size) + ") (kernels " +
+              std::to_string(first[b]) + "-" + std::to_string(last[b]) +
+              ") share bytes while both are live";
+      return false;
+    };
+    auto next = live.lower_bound(mine.offset);
+    if (next != live.end() && next->first < mine.offset + mine.size)
+      return clash(next->second);
+    if (next != live.begin()) {
+      auto prev = std::prev(next);
+      const ArenaBufferDesc &p = plan.arenaBufferList[prev->second];
+      if (p.offset + p.size > mine.offset)
+        return clash(prev->second);
+    }
+    live.emplace(mine.offset, b);
+    ends.emplace(last[b], b);
+  }
+  return true;
 }
 
 bool PlanReader::checkWriteBacks(std::string &error) {

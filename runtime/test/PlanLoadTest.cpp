@@ -391,6 +391,38 @@ TEST(PlanLoad, ResultsThatUpdateStateAreConsistent) {
                              "optimizer_state");
 }
 
+TEST(PlanLoad, ArenaBuffersAreCheckedIndependently) {
+  // x -> exp -> a (buffer 0) -> neg -> b (buffer 1): a dies at kernel 1,
+  // where b is born, so they may not share bytes; b lives to the end.
+  auto plan = [](uint64_t bOffset) {
+    PlanBuilder p;
+    p.arenaSize = 64;
+    int x = p.addPersistent("x", DType::F32, {4}, Role::Input, 0);
+    p.arenaBuffers = {{0, 16}, {bOffset, 16}};
+    OperandSpec a = arena(0, {4}), b = arena(bOffset, {4});
+    a.buffer = 0;
+    b.buffer = 1;
+    p.addKernel("mw.exp", {persistent(x, {4})}, {a});
+    p.addKernel("mw.neg", {a}, {b});
+    p.addResult("y", Role::Output, b);
+    return p;
+  };
+  std::string error;
+  EXPECT_EQ(parse(plan(32).finish(), error), MWRT_OK) << error;
+  // Overlapping while both live (a corrupted offset the arena bounds allow).
+  EXPECT_EQ(rejection(plan(8)),
+            "t.mwplan: arena buffers 0 at [0, 16) (kernels 0-1) and 1 at "
+            "[8, 24) (kernels 1-2) share bytes while both are live");
+  // A view reaching past its buffer.
+  PlanBuilder past = plan(32);
+  past.kernels[1].outs[0].arenaOffset = 40;
+  EXPECT_CONTAINS(rejection(past), "outside its buffer 1 at [32, 48)");
+  // A buffer index that does not exist.
+  PlanBuilder missing = plan(32);
+  missing.kernels[0].outs[0].buffer = 5;
+  EXPECT_CONTAINS(rejection(missing), "arena buffer 5 of 2 does not exist");
+}
+
 TEST(PlanLoad, ChecksumCatchesEveryChangedByte) {
   // A file needs the trailer; any changed byte of the plan (here: each in
   // turn, including ones no field check would notice, like an AdamW

@@ -50,6 +50,7 @@ struct OperandSpec {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides; ///< empty: row-major, written out
+  int buffer = -1;              ///< PlanBuilder::arenaBuffers index
 };
 
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
@@ -151,6 +152,8 @@ struct PlanBuilder {
   uint64_t lowerBound = 0;
   uint64_t peakBudget = 0;
   uint32_t ranks = 1;
+  /// The arena's buffers (offset, size); operands name them by index.
+  std::vector<std::pair<uint64_t, uint64_t>> arenaBuffers;
   std::vector<PersistentSpec> persistents;
   std::vector<KernelSpec> kernels;
   std::vector<ResultSpec> results;
@@ -178,8 +181,11 @@ struct PlanBuilder {
     auto operand = [&](const OperandSpec &o) {
       return mwplan::CreateOperandDirect(b, o.space, o.arenaOffset,
                                          o.persistent, o.offset, o.dtype,
-                                         &o.shape, &o.strides);
+                                         &o.shape, &o.strides, o.buffer);
     };
+    std::vector<flatbuffers::Offset<mwplan::ArenaBuffer>> bufs;
+    for (auto [offset, size] : arenaBuffers)
+      bufs.push_back(mwplan::CreateArenaBuffer(b, offset, size));
     std::vector<flatbuffers::Offset<mwplan::Persistent>> ps;
     for (const PersistentSpec &p : persistents)
       ps.push_back(mwplan::CreatePersistentDirect(
@@ -209,7 +215,8 @@ struct PlanBuilder {
     auto plan =
         mwplan::CreatePlanDirect(b, version, function.c_str(), arenaSize,
                                  arenaAlignment, lowerBound, &ps, &ks, &rs,
-                                 peakBudget, ranks);
+                                 peakBudget, ranks,
+                                 arenaBuffers.empty() ? nullptr : &bufs);
     mwplan::FinishPlanBuffer(b, plan);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());

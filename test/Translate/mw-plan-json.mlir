@@ -81,7 +81,11 @@
 // CHECK:      "results": [
 // CHECK-NEXT:   {"name":"loss","role":"output","value":{"space":"persistent","persistent":3,"name":"loss","offset":0,"dtype":"f32","shape":[],"strides":[]}},
 // CHECK-NEXT:   {"name":"result1","role":"param","value":{"space":"persistent","persistent":0,"name":"w","offset":0,"dtype":"f32","shape":[8,4],"strides":[4,1]}}
-// CHECK-NEXT: {{^ *}}]{{$}}
+// CHECK-NEXT: {{^ *}}],{{$}}
+// The arena's buffers, one per memref.view of the arena, by index: the
+// runtime checks that no two live at once share a byte.
+// CHECK-NEXT: "arena_buffers": [
+// CHECK-NEXT:   {"offset":{{[0-9]+}},"size":{{[0-9]+}}}
 
 func.func @step(%w: memref<8x4xf32> {mw.name = "w", mw.role = #mw.role<param>},
                 %x: memref<2x4xf32> {mw.name = "x", mw.role = #mw.role<input>},

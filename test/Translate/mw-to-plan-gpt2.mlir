@@ -53,4 +53,4 @@
 // CHECK-NEXT:   {"name":"loss","role":"output","value":{"space":"persistent","persistent":87,"name":"loss",
 // CHECK-NEXT:   {"name":"wte","role":"param","value":{"space":"persistent","persistent":0,"name":"wte",
 // CHECK:        {"name":"optimizer.step","role":"optimizer_state","value":{"space":"persistent","persistent":88,"name":"result[[STEP]]",
-// CHECK-NEXT: {{^ *}}]{{$}}
+// CHECK-NEXT: {{^ *}}],{{$}}

@@ -157,6 +157,17 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
         });
       });
     });
+    // The arena's buffers, by index (operands name them as "buffer").
+    if (plan.arena_buffers() && plan.arena_buffers()->size())
+      list("arena_buffers", plan.arena_buffers(),
+           [&](const mwplan::ArenaBuffer &b) {
+             oneLine(j, [&](llvm::json::OStream &l) {
+               l.object([&] {
+                 l.attribute("offset", static_cast<int64_t>(b.offset()));
+                 l.attribute("size", static_cast<int64_t>(b.size()));
+               });
+             });
+           });
   });
   os << "\n";
 }

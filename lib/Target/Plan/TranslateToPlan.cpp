@@ -55,6 +55,7 @@ struct View {
   uint64_t arenaOffset = 0;
   int32_t persistent = -1;
   Layout layout;
+  int32_t buffer = -1; ///< index into arenaBuffers (arena views)
 };
 
 /// Builds the plan of one function in one walk over its entry block.
@@ -113,6 +114,8 @@ private:
   std::vector<PendingPersistent> persistents;
   std::vector<fb::Offset<mwplan::Kernel>> kernels;
   std::vector<fb::Offset<mwplan::Result>> results;
+  /// The arena's buffers: byte offset and size, by memref.view.
+  std::vector<std::pair<uint64_t, uint64_t>> arenaBuffers;
 };
 } // namespace
 
@@ -349,7 +352,20 @@ LogicalResult PlanBuilder::visitView(memref::ViewOp op) {
   std::optional<int64_t> shift = getConstantIntValue(op.getByteShift());
   if (!shift || *shift < 0)
     return op.emitOpError("byte shift is not a non-negative constant");
-  if (failed(bind(op, {mwplan::Space::Arena, static_cast<uint64_t>(*shift)})))
+  // Each memref.view of the arena is one buffer of the static plan; the
+  // views derived from it (reshapes, subviews) name the same buffer.
+  auto type = cast<MemRefType>(op.getType());
+  uint64_t bytes = type.hasStaticShape()
+                       ? static_cast<uint64_t>(type.getNumElements()) *
+                             dtypeBytes(*toDType(type.getElementType()))
+                       : 0;
+  if (!toDType(type.getElementType()))
+    return op.emitOpError("views an element type the plan cannot hold: ")
+           << type.getElementType();
+  auto id = static_cast<int32_t>(arenaBuffers.size());
+  arenaBuffers.push_back({static_cast<uint64_t>(*shift), bytes});
+  if (failed(bind(op, {mwplan::Space::Arena, static_cast<uint64_t>(*shift), -1,
+                       {}, id})))
     return failure();
   if (*shift % dtypeBytes(views[op].layout.dtype))
     return op.emitOpError("byte shift ")
@@ -391,7 +407,7 @@ FailureOr<fb::Offset<mwplan::Operand>> PlanBuilder::operand(Operation *user,
   auto shape = fbb.CreateVector(l.shape.data(), l.shape.size());
   auto strides = fbb.CreateVector(l.strides.data(), l.strides.size());
   return mwplan::CreateOperand(fbb, s.space, s.arenaOffset, s.persistent,
-                               l.offset, l.dtype, shape, strides);
+                               l.offset, l.dtype, shape, strides, s.buffer);
 }
 
 /// An integer attribute's value when it fits in 64 bits (i1 as 0 or 1).
@@ -757,11 +773,15 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
   auto persistentsOffset = finishPersistents();
   auto kernelsOffset = fbb.CreateVector(kernels);
   auto resultsOffset = fbb.CreateVector(results);
+  std::vector<fb::Offset<mwplan::ArenaBuffer>> bufferTables;
+  for (auto [offset, size] : arenaBuffers)
+    bufferTables.push_back(mwplan::CreateArenaBuffer(fbb, offset, size));
+  auto buffersOffset = fbb.CreateVector(bufferTables);
   mwplan::FinishPlanBuffer(
       fbb, mwplan::CreatePlan(fbb, mwrt::kMwPlanVersion, name, *size,
                               *alignment, *lowerBound, persistentsOffset,
                               kernelsOffset, resultsOffset, peakBudget,
-                              ranks));
+                              ranks, buffersOffset));
   fb::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
   if (!mwplan::VerifyPlanBuffer(verifier))
     return emitError(func.getLoc(), "internal error: the plan of @")

@@ -48,6 +48,13 @@ struct OperandDesc {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides; ///< one per dimension (row-major if absent)
+  int buffer = -1; ///< the arena buffer it views (Plan::arenaBuffers), or -1
+};
+
+/// One transient buffer of the arena: bytes [offset, offset + size).
+struct ArenaBufferDesc {
+  uint64_t offset = 0;
+  uint64_t size = 0;
 };
 
 /// A whole tensor whose elements a sharded persistent holds a piece of.
@@ -120,6 +127,10 @@ public:
   const std::vector<PersistentDesc> &persistents() const { return persists; }
   const std::vector<KernelDesc> &kernels() const { return kernelList; }
   const std::vector<ResultDesc> &results() const { return resultList; }
+  /// The arena's buffers (empty for a plan without a buffer table).
+  const std::vector<ArenaBufferDesc> &arenaBuffers() const {
+    return arenaBufferList;
+  }
 
   /// Index of the persistent or result called `name`, or -1.
   int findPersistent(std::string_view name) const;
@@ -141,6 +152,7 @@ private:
   std::vector<PersistentDesc> persists;
   std::vector<KernelDesc> kernelList;
   std::vector<ResultDesc> resultList;
+  std::vector<ArenaBufferDesc> arenaBufferList;
   int lossIndex = -1;
 };
 
