@@ -51,7 +51,9 @@ using namespace mlir::mw::eval;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mw-eval options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+// Optional so that mw-eval without one prints its usage (main), not LLVM's
+// "Not enough positional command line arguments".
+static cl::opt<std::string> inputFile(cl::Positional, cl::Optional,
                                       cl::desc("<input .mlir>"),
                                       cl::cat(category));
 static cl::opt<std::string>
@@ -454,6 +456,16 @@ int main(int argc, char **argv) {
       argc, argv,
       "mw-eval: run an mw function with Memwall's reference evaluator\n");
 
+  if (inputFile.empty()) {
+    llvm::errs() << "usage: mw-eval FILE.mlir [--entry NAME] [--ranks N]\n"
+                    "               [--inputs IN.safetensors | --random-inputs "
+                    "SEED]\n"
+                    "               [--rank-inputs PATTERN] [--outputs "
+                    "OUT.safetensors] [--print]\n"
+                    "mw-eval: no input file (run mw-eval --help for every "
+                    "option)\n";
+    return 2;
+  }
   if (!inputsFiles.empty() && randomSeed.getNumOccurrences())
     return exitWithError("--inputs and --random-inputs are exclusive");
   if (!rankInputsFiles.empty() && randomSeed.getNumOccurrences())
