@@ -234,6 +234,14 @@ mwrt_status readManifest(const std::string &checkpoint, Manifest &m) {
   return MWRT_OK;
 }
 
+/// The checkpoint `dir` stands for and its manifest.
+mwrt_status openCheckpoint(const std::string &dir, std::string &checkpoint,
+                           Manifest &m) {
+  if (mwrt_status st = resolveCheckpoint(dir, checkpoint))
+    return st;
+  return readManifest(checkpoint, m);
+}
+
 std::string rankFileName(int rank) {
   return "rank-" + std::to_string(rank) + ".safetensors";
 }
@@ -332,10 +340,8 @@ mwrt_status detail::findShardedCheckpoint(const std::string &dir,
                                           std::string &rankFile,
                                           uint64_t &step) {
   std::string checkpoint;
-  if (mwrt_status st = resolveCheckpoint(dir, checkpoint))
-    return st;
   Manifest m;
-  if (mwrt_status st = readManifest(checkpoint, m))
+  if (mwrt_status st = openCheckpoint(dir, checkpoint, m))
     return st;
   if (static_cast<uint32_t>(m.ranks) != ranks)
     return setError(MWRT_INVALID_ARGUMENT,
@@ -354,10 +360,8 @@ mwrt_status mwrt::consolidateCheckpoint(const std::string &dir,
                                         const std::string &output,
                                         ConsolidateResult &result) {
   std::string checkpoint;
-  if (mwrt_status st = resolveCheckpoint(dir, checkpoint))
-    return st;
   Manifest m;
-  if (mwrt_status st = readManifest(checkpoint, m))
+  if (mwrt_status st = openCheckpoint(dir, checkpoint, m))
     return st;
   std::vector<std::unique_ptr<SafeTensorsFile>> files;
   std::string error;

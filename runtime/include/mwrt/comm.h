@@ -35,9 +35,8 @@ struct ProcessGroup {
 std::string detectLauncher();
 
 /// Whether this build can run ranks over MPI (Open MPI was found at build
-/// time) and NCCL (the CUDA backend with NCCL).
+/// time).
 bool mpiAvailable();
-bool ncclAvailable();
 
 /// Joins the ranks this process was started with. `engine`:
 ///   - "auto": MPI when an MPI launcher started the process, else a group of
@@ -67,9 +66,6 @@ mwrt_status agreeAcrossRanks(mwrt_status local, std::string &message);
 
 /// Gives every rank rank `root`'s `text`.
 mwrt_status broadcastAcrossRanks(std::string &text, int root);
-
-/// Waits until every rank has reached it.
-mwrt_status barrierAcrossRanks();
 
 /// Ends every rank of the group at once (MPI_Abort) with exit status `code`:
 /// for a failure in a step, where the other ranks may be waiting in a

@@ -15,8 +15,10 @@
 
 #include "comm/communicator.h"
 
-#include "mwrt/formulas.h"
+#include "cpu/support.h"
 #include "status.h"
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstring>
@@ -159,17 +161,9 @@ mwrt_status detail::checkRanks(uint32_t ranks, const Communicator &comm) {
                       std::to_string(ranks) + " processes");
 }
 
-static std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 TensorRef detail::pieceOf(const TensorRef &t, int64_t axis, int64_t index,
                           int64_t count) {
-  std::vector<int64_t> strides =
-      t.strides.empty() ? rowMajorStrides(t.shape) : t.strides;
+  std::vector<int64_t> strides = cpu::stridesOf(t);
   TensorRef piece(t.dtype, t.shape, t.data, strides);
   int64_t size = t.shape[axis] / count;
   piece.shape[axis] = size;
@@ -189,72 +183,9 @@ bool detail::piecesAreConsecutive(const TensorRef &t, int64_t axis) {
   return true;
 }
 
-namespace {
-float loadFloat(DType dtype, const uint8_t *p, int64_t i) {
-  switch (dtype) {
-  case DType::F32: {
-    float f;
-    std::memcpy(&f, p + i * 4, 4);
-    return f;
-  }
-  case DType::F16: {
-    uint16_t h;
-    std::memcpy(&h, p + i * 2, 2);
-    return formulas::halfBitsToFloat(h);
-  }
-  default: {
-    uint16_t h;
-    std::memcpy(&h, p + i * 2, 2);
-    return formulas::bfloatBitsToFloat(h);
-  }
-  }
-}
-
-void storeFloat(DType dtype, uint8_t *p, int64_t i, float v) {
-  switch (dtype) {
-  case DType::F32:
-    std::memcpy(p + i * 4, &v, 4);
-    return;
-  case DType::F16: {
-    uint16_t h = formulas::floatToHalfBits(v);
-    std::memcpy(p + i * 2, &h, 2);
-    return;
-  }
-  default: {
-    uint16_t h = formulas::floatToBFloatBits(v);
-    std::memcpy(p + i * 2, &h, 2);
-    return;
-  }
-  }
-}
-
-int64_t loadInt(DType dtype, const uint8_t *p, int64_t i) {
-  if (dtype == DType::I32) {
-    int32_t v;
-    std::memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  int64_t v;
-  std::memcpy(&v, p + i * 8, 8);
-  return v;
-}
-
-void storeInt(DType dtype, uint8_t *p, int64_t i, int64_t v) {
-  if (dtype == DType::I32) {
-    auto w = static_cast<int32_t>(static_cast<uint32_t>(v));
-    std::memcpy(p + i * 4, &w, 4);
-    return;
-  }
-  std::memcpy(p + i * 8, &v, 8);
-}
-} // namespace
-
 mwrt_status detail::reduceBlocks(const std::string &reduction, DType dtype,
                                  const void *blocks, int64_t count,
                                  int64_t elements, void *dst) {
-  const auto *in = static_cast<const uint8_t *>(blocks);
-  auto *out = static_cast<uint8_t *>(dst);
-  size_t esz = dtypeSize(dtype);
   bool isFloat =
       dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
   bool isInt = dtype == DType::I32 || dtype == DType::I64;
@@ -266,41 +197,58 @@ mwrt_status detail::reduceBlocks(const std::string &reduction, DType dtype,
                     "reduction '" + reduction + "' of " + dtypeName(dtype) +
                         " is not supported across ranks (sum, max, min, "
                         "product, and average on floats)");
-  const uint64_t blockBytes = static_cast<uint64_t>(elements) * esz;
-  for (int64_t i = 0; i < elements; ++i) {
-    if (isFloat) {
-      float a = loadFloat(dtype, in, i);
-      for (int64_t r = 1; r < count; ++r) {
-        float x = loadFloat(dtype, in + r * blockBytes, i);
-        if (reduction == "max" || reduction == "min")
-          a = (std::isnan(a) || std::isnan(x)) ? NAN
-              : reduction == "max"             ? std::max(a, x)
-                                               : std::min(a, x);
-        else if (reduction == "product")
-          a = a * x;
-        else
-          a = a + x;
-      }
-      if (reduction == "average")
-        a /= static_cast<float>(count);
-      storeFloat(dtype, out, i, a);
-      continue;
-    }
-    int64_t a = loadInt(dtype, in, i);
+  const auto *in = static_cast<const uint8_t *>(blocks);
+  const size_t blockBytes = static_cast<size_t>(elements) * dtypeSize(dtype);
+  auto block = [&](int64_t r) {
+    return TensorRef(dtype, {elements}, in + r * blockBytes);
+  };
+  TensorRef out(dtype, {elements}, dst);
+  // The CPU kernels' dense views: floats as f32, rounded to the dtype once
+  // on commit, integers as int64, wrapped on commit (the evaluator's
+  // arithmetic, in rank order from block 0).
+  if (isFloat) {
+    cpu::FloatDst acc(out);
+    cpu::FloatSrc first(block(0));
+    std::copy_n(first.data(), elements, acc.data());
     for (int64_t r = 1; r < count; ++r) {
-      int64_t x = loadInt(dtype, in + r * blockBytes, i);
-      auto ua = static_cast<uint64_t>(a), ux = static_cast<uint64_t>(x);
+      cpu::FloatSrc x(block(r));
+      for (int64_t i = 0; i < elements; ++i) {
+        float &a = acc[i];
+        if (reduction == "max" || reduction == "min")
+          a = (std::isnan(a) || std::isnan(x[i])) ? NAN
+              : reduction == "max"                ? std::max(a, x[i])
+                                                  : std::min(a, x[i]);
+        else if (reduction == "product")
+          a = a * x[i];
+        else
+          a = a + x[i];
+      }
+    }
+    if (reduction == "average")
+      for (int64_t i = 0; i < elements; ++i)
+        acc[i] /= static_cast<float>(count);
+    acc.commit();
+    return MWRT_OK;
+  }
+  cpu::IntDst acc(out);
+  cpu::IntSrc first(block(0));
+  std::copy_n(first.data(), elements, acc.data());
+  for (int64_t r = 1; r < count; ++r) {
+    cpu::IntSrc x(block(r));
+    for (int64_t i = 0; i < elements; ++i) {
+      int64_t &a = acc[i];
+      auto ua = static_cast<uint64_t>(a), ux = static_cast<uint64_t>(x[i]);
       if (reduction == "max")
-        a = std::max(a, x);
+        a = std::max(a, x[i]);
       else if (reduction == "min")
-        a = std::min(a, x);
+        a = std::min(a, x[i]);
       else if (reduction == "product")
         a = static_cast<int64_t>(ua * ux);
       else
         a = static_cast<int64_t>(ua + ux);
     }
-    storeInt(dtype, out, i, a);
   }
+  acc.commit();
   return MWRT_OK;
 }
 

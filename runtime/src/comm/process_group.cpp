@@ -49,14 +49,6 @@ bool mwrt::mpiAvailable() {
 #endif
 }
 
-bool mwrt::ncclAvailable() {
-#if MWRT_HAVE_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
-
 const ProcessGroup &mwrt::processGroup() { return theGroup; }
 
 mwrt_status mwrt::joinProcessGroup(std::string_view engine,
@@ -180,14 +172,6 @@ mwrt_status mwrt::broadcastAcrossRanks(std::string &text, int root) {
 #else
   (void)text;
   (void)root;
-#endif
-  return MWRT_OK;
-}
-
-mwrt_status mwrt::barrierAcrossRanks() {
-#if MWRT_HAVE_MPI
-  if (theGroup.engine == "mpi" && MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-    return setError(MWRT_UNAVAILABLE, "MPI_Barrier failed");
 #endif
   return MWRT_OK;
 }

@@ -127,6 +127,13 @@ func.func @shard_shape_size(%x: tensor<4xf32> {mw.shard = {members = ["b", "w"],
 
 // -----
 
+// expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 must give one string source per member}}
+func.func @shard_sources_count(%x: tensor<4xf32> {mw.shard = {members = ["b", "w"], sizes = array<i64: 2, 6>, sources = ["b.exp_avg"], ranks = 2}}) {
+  return
+}
+
+// -----
+
 // expected-error@+1 {{'func.func' op 'mw.shard' of argument #0 must give one shape (array<i64>) per member}}
 func.func @shard_shapes_count(%x: tensor<4xf32> {mw.shard = {members = ["b", "w"], sizes = array<i64: 2, 6>, shapes = [array<i64: 2>], ranks = 2}}) {
   return
