@@ -112,17 +112,22 @@ Cell measure(const std::vector<PackBuffer> &buffers, PackStrategy strategy,
   return cell;
 }
 
-/// A synthetic step: two new buffers per op, most short-lived, some living
-/// tens of ops, a few hundreds (skip connections, saved activations), sizes
-/// spread over 256 B .. 4 MiB. Deterministic for a given n.
-std::vector<PackBuffer> synthetic(size_t n) {
-  uint64_t state = 0x9E3779B97F4A7C15ull ^ n;
-  auto next = [&] {
+/// xorshift64: the benchmark's instances are the same on every machine.
+struct XorShift {
+  uint64_t state;
+  uint64_t operator()() {
     state ^= state << 13;
     state ^= state >> 7;
     state ^= state << 17;
     return state;
-  };
+  }
+};
+
+/// A synthetic step: two new buffers per op, most short-lived, some living
+/// tens of ops, a few hundreds (skip connections, saved activations), sizes
+/// spread over 256 B .. 4 MiB. Deterministic for a given n.
+std::vector<PackBuffer> synthetic(size_t n) {
+  XorShift next{0x9E3779B97F4A7C15ull ^ n};
   std::vector<PackBuffer> buffers(n);
   for (size_t i = 0; i < n; ++i) {
     int64_t start = int64_t(i / 2);
@@ -141,6 +146,219 @@ std::vector<PackBuffer> synthetic(size_t n) {
     buffers[i] = {size, start, start + length};
   }
   return buffers;
+}
+
+/// The shape of a structured trace: a training step of `layers` blocks run
+/// over `microBatches` micro-batches (gradient accumulation), then an
+/// optimizer. Each forward op writes a short-lived temporary; some also save
+/// an activation that lives until an op of the same block's backward (so the
+/// saved activations nest, last in first out, and all of them are live at
+/// the turn); each backward op writes a temporary, and each block writes
+/// parameter gradients that are added into accumulators living from the
+/// first micro-batch's backward to the optimizer (long-lived buffers beside
+/// many short ones). Sizes come from one model's tensor shapes, so many are
+/// equal, and range from bytes (norm statistics, scalars) to a quarter of a
+/// GiB (attention scores).
+struct TraceShape {
+  int layers = 64;
+  int microBatches = 1;
+  int forwardOps = 16;         // per block
+  int backwardOps = 24;        // per block
+  int savedPerBlock = 24;      // activations kept for backward
+  int gradsPerBlock = 8;       // parameter gradients (and accumulators)
+  int smallPercent = 20;       // temporaries of 4 B .. 4 KiB
+  int oddPercent = 30;         // activations of odd shapes
+  int checkpointEvery = 2;     // every k-th block saves only its input and
+                               // recomputes its activations in backward
+  uint64_t hidden = 4096, seq = 2048, batch = 4, heads = 32, vocab = 32000;
+  uint64_t dtypeBytes = 2;
+};
+
+/// Sets one TraceShape field from "key=value"; false if there is no such
+/// key or the value is not a number.
+bool setTraceField(TraceShape &shape, const std::string &item) {
+  size_t eq = item.find('=');
+  if (eq == std::string::npos)
+    return false;
+  std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0')
+    return false;
+  struct Field {
+    const char *name;
+    int *i;
+    uint64_t *u;
+  };
+  const Field fields[] = {
+      {"layers", &shape.layers, nullptr},
+      {"forward-ops", &shape.forwardOps, nullptr},
+      {"backward-ops", &shape.backwardOps, nullptr},
+      {"saved", &shape.savedPerBlock, nullptr},
+      {"grads", &shape.gradsPerBlock, nullptr},
+      {"small-percent", &shape.smallPercent, nullptr},
+      {"odd-percent", &shape.oddPercent, nullptr},
+      {"checkpoint-every", &shape.checkpointEvery, nullptr},
+      {"hidden", nullptr, &shape.hidden},
+      {"seq", nullptr, &shape.seq},
+      {"batch", nullptr, &shape.batch},
+      {"heads", nullptr, &shape.heads},
+      {"vocab", nullptr, &shape.vocab},
+      {"dtype-bytes", nullptr, &shape.dtypeBytes},
+  };
+  for (const Field &field : fields) {
+    if (key != field.name)
+      continue;
+    if (field.i) {
+      if (value > 1000000)
+        return false;
+      *field.i = int(value);
+    } else {
+      if (value == 0)
+        return false;
+      *field.u = value;
+    }
+    return shape.layers > 0 && shape.forwardOps > 0 && shape.backwardOps > 0;
+  }
+  return false;
+}
+
+/// A structured trace of about `n` buffers (`shape` with the micro-batch
+/// count chosen to reach n), deterministic for a given n and shape.
+std::vector<PackBuffer> structured(size_t n, TraceShape shape) {
+  const size_t perMicroBatch =
+      size_t(shape.layers) *
+      (shape.forwardOps + shape.savedPerBlock + shape.backwardOps +
+       shape.gradsPerBlock);
+  shape.microBatches = int(std::max<size_t>(1, (n + perMicroBatch / 2) / perMicroBatch));
+  XorShift next{0xD1B54A32D192ED03ull ^ n};
+  const uint64_t h = shape.hidden, t = shape.seq * shape.batch,
+                 b = shape.dtypeBytes;
+  const uint64_t scores = shape.batch * shape.heads * shape.seq * shape.seq * b;
+  const uint64_t activations[] = {t * h * b,     t * h * b, t * 3 * h * b,
+                                  t * 4 * h * b, t * 4 * h * b, scores,
+                                  t * 4,         t * h * 4};
+  const uint64_t params[] = {h * h * b, h * 3 * h * b, h * 4 * h * b,
+                             h * 4 * h * b, h * b, h * 4 * b};
+  auto pick = [&](const uint64_t *table, size_t count) {
+    return table[next() % count];
+  };
+  // Activations of the model's shapes, and a share of odd ones (slices,
+  // reshapes, padding: t x k x 128 elements for k in 1..64).
+  auto activationSize = [&] {
+    if (int(next() % 100) < shape.oddPercent)
+      return t * (1 + next() % 64) * 128 * b;
+    return pick(activations, std::size(activations));
+  };
+  auto temporarySize = [&] {
+    if (int(next() % 100) < shape.smallPercent)
+      return uint64_t(4) << (next() % 11); // 4 B .. 4 KiB
+    return activationSize();
+  };
+  auto shortLife = [&] {
+    uint64_t kind = next() % 100;
+    if (kind < 70)
+      return int64_t(1 + next() % 2);
+    if (kind < 95)
+      return int64_t(2 + next() % 7);
+    return int64_t(8 + next() % 57);
+  };
+  std::vector<PackBuffer> buffers;
+  int64_t time = 0;
+  std::vector<size_t> accumulators; // ends fixed at the optimizer
+  for (int m = 0; m < shape.microBatches; ++m) {
+    // saved[l]: the block's saved activations, their ends set in backward.
+    std::vector<std::vector<size_t>> saved(size_t(shape.layers));
+    for (int l = 0; l < shape.layers; ++l) {
+      for (int op = 0; op < shape.forwardOps; ++op, ++time) {
+        buffers.push_back({temporarySize(), time, time + shortLife()});
+        // savedPerBlock spread over the block's ops; a checkpointed block
+        // saves only its input.
+        const bool checkpointed = shape.checkpointEvery > 0 &&
+                                  l % shape.checkpointEvery == 0;
+        int count = checkpointed ? (op == 0)
+                                 : shape.savedPerBlock / shape.forwardOps +
+                                       (op < shape.savedPerBlock % shape.forwardOps);
+        for (int k = 0; k < count; ++k) {
+          saved[l].push_back(buffers.size());
+          buffers.push_back({activationSize(), time, 0});
+        }
+      }
+    }
+    // The loss: f32 logits and their gradient, the largest buffers.
+    const int64_t logitsStart = time++;
+    buffers.push_back({t * shape.vocab * 4, logitsStart, time + 2});
+    buffers.push_back({t * shape.vocab * 4, time, time + 3});
+    time += 2;
+    for (int l = shape.layers - 1; l >= 0; --l) {
+      const int64_t blockStart = time;
+      // A checkpointed block first recomputes its forward: its activations
+      // live from there to an op of its backward.
+      if (shape.checkpointEvery > 0 && l % shape.checkpointEvery == 0)
+        for (int k = 0; k < shape.savedPerBlock; ++k) {
+          int64_t at = blockStart + k * shape.forwardOps / shape.savedPerBlock;
+          buffers.push_back({activationSize(), at,
+                             at + 1 + int64_t(next() % uint64_t(shape.backwardOps))});
+        }
+      for (int op = 0; op < shape.backwardOps; ++op, ++time)
+        buffers.push_back({temporarySize(), time, time + shortLife()});
+      for (size_t index : saved[l])
+        buffers[index].end =
+            blockStart + 1 + int64_t(next() % uint64_t(shape.backwardOps));
+      for (int g = 0; g < shape.gradsPerBlock; ++g) {
+        uint64_t size = params[size_t(g) % std::size(params)];
+        int64_t at = blockStart + int64_t(next() % uint64_t(shape.backwardOps));
+        if (m == 0) {
+          accumulators.push_back(buffers.size());
+          buffers.push_back({size, at, 0});
+        } else {
+          buffers.push_back({size, at, at + 1 + int64_t(next() % 3)});
+        }
+      }
+    }
+  }
+  // The optimizer: per accumulator a step with two temporaries, then the
+  // accumulator dies.
+  for (size_t index : accumulators) {
+    buffers.push_back({buffers[index].size, time, time + 2});
+    buffers.push_back({uint64_t(4) << (next() % 8), time, time + 1});
+    buffers[index].end = time + 1;
+    ++time;
+  }
+  return buffers;
+}
+
+/// The most buffers live at one time.
+size_t maxLive(const std::vector<PackBuffer> &buffers) {
+  std::vector<std::pair<int64_t, int>> events;
+  for (const PackBuffer &b : buffers) {
+    events.push_back({b.start, 1});
+    events.push_back({b.end, -1});
+  }
+  std::sort(events.begin(), events.end()); // ends (-1) first at a time
+  size_t live = 0, most = 0;
+  for (const auto &event : events) {
+    live += event.second;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+/// Writes `buffers` as a MiniMalloc CSV (ids 0..n-1).
+bool writeTrace(const std::vector<PackBuffer> &buffers, const char *path) {
+  std::ofstream out(path, std::ios::binary);
+  out << "id,lower,upper,size\n";
+  for (size_t i = 0; i < buffers.size(); ++i)
+    out << i << ',' << buffers[i].start << ',' << buffers[i].end << ','
+        << buffers[i].size << '\n';
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "bench-planner: cannot write '%s'\n", path);
+    return false;
+  }
+  std::fprintf(stderr, "bench-planner: wrote %zu buffers to %s\n",
+               buffers.size(), path);
+  return true;
 }
 
 /// Adds the instances --extra names: `path` itself when it is a file, else
@@ -184,12 +402,22 @@ void printUsage() {
       "usage: bench-planner [DATA_DIR] [--extra PATH]... [--runs N]\n"
       "                     [--exact-limit SEC] [--sweep N,N,...]\n"
       "                     [--no-sweep] [--no-instances]\n"
+      "                     [--structured N,N,...] [--no-structured]\n"
+      "                     [--trace KEY=VALUE,...]\n"
+      "       bench-planner [--trace KEY=VALUE,...] --write-trace N FILE\n"
       "DATA_DIR defaults to <repo>/../shared/bench-data (minimalloc/*.csv,\n"
       "idealloc/*.csv). --extra adds a MiniMalloc CSV (ids may be names, as\n"
       "--mw-plan-export writes them), or every *.csv in a directory, to the\n"
       "real graphs: each is planned with every strategy and counted in the\n"
       "tables and their geometric means. Times are medians of N runs\n"
-      "(default 5).\n");
+      "(default 5). --structured times every strategy but naive and exact\n"
+      "on structured traces of about N buffers (a training step's shape:\n"
+      "see TraceShape in bench-planner.cpp; default 10000,60000,250000,\n"
+      "1000000); --write-trace N FILE writes such a trace as a CSV.\n"
+      "--trace sets the trace's shape (before --write-trace): layers,\n"
+      "forward-ops, backward-ops, saved, grads (per block), small-percent,\n"
+      "odd-percent, checkpoint-every (0: none), hidden, seq, batch, heads,\n"
+      "vocab, dtype-bytes.\n");
 }
 
 } // namespace
@@ -200,7 +428,18 @@ int main(int argc, char **argv) {
   double exactLimit = 10.0;
   bool doSweep = true, doInstances = true;
   std::vector<size_t> sweep = {1000, 10000, 62000, 100000, 1000000};
+  std::vector<size_t> structuredSizes = {10000, 60000, 250000, 1000000};
+  bool doStructured = true, customTrace = false;
+  TraceShape traceShape;
   std::vector<std::string> extras;
+  auto parseSizes = [](const char *text) {
+    std::vector<size_t> sizes;
+    std::stringstream list(text);
+    std::string item;
+    while (std::getline(list, item, ','))
+      sizes.push_back(size_t(std::strtoull(item.c_str(), nullptr, 10)));
+    return sizes;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -212,11 +451,24 @@ int main(int argc, char **argv) {
     } else if (arg == "--exact-limit" && i + 1 < argc) {
       exactLimit = std::atof(argv[++i]);
     } else if (arg == "--sweep" && i + 1 < argc) {
-      sweep.clear();
+      sweep = parseSizes(argv[++i]);
+    } else if (arg == "--structured" && i + 1 < argc) {
+      structuredSizes = parseSizes(argv[++i]);
+    } else if (arg == "--no-structured") {
+      doStructured = false;
+    } else if (arg == "--write-trace" && i + 2 < argc) {
+      size_t n = size_t(std::strtoull(argv[i + 1], nullptr, 10));
+      return writeTrace(structured(n, traceShape), argv[i + 2]) ? 0 : 1;
+    } else if (arg == "--trace" && i + 1 < argc) {
+      customTrace = true;
       std::stringstream list(argv[++i]);
       std::string item;
       while (std::getline(list, item, ','))
-        sweep.push_back(size_t(std::strtoull(item.c_str(), nullptr, 10)));
+        if (!setTraceField(traceShape, item)) {
+          std::fprintf(stderr, "bench-planner: bad --trace item '%s'\n",
+                       item.c_str());
+          return 2;
+        }
     } else if (arg == "--extra" && i + 1 < argc) {
       extras.push_back(argv[++i]);
     } else if (arg == "--no-sweep") {
@@ -351,6 +603,59 @@ int main(int argc, char **argv) {
             return std::max(cells[i][s].medianCpuMs, 1e-3);
           },
           false, " %14.2f |");
+  }
+
+  if (doStructured && !structuredSizes.empty()) {
+    // Two shapes unless --trace gave one: a step saving every other block's
+    // activations, and a checkpointed one that recomputes every block.
+    std::vector<std::pair<std::string, TraceShape>> shapes;
+    if (customTrace) {
+      shapes.push_back({"custom", traceShape});
+    } else {
+      shapes.push_back({"step", TraceShape()});
+      TraceShape remat;
+      for (const char *item :
+           {"checkpoint-every=1", "backward-ops=12", "saved=40"})
+        setTraceField(remat, item);
+      shapes.push_back({"remat", remat});
+    }
+    std::printf("\nStructured traces (bench-planner --write-trace N FILE "
+                "writes one; alignment 256): arena / lower bound, and time\n\n");
+    std::printf("| shape  | buffers | max live |");
+    for (PackStrategy strategy : strategies)
+      if (strategy != PackStrategy::Exact && strategy != PackStrategy::Naive)
+        std::printf(" %14s |", getStrategyName(strategy));
+    std::printf(" greedy-size ms | best ms | best CPU ms |\n");
+    std::printf("|--------|--------:|---------:|");
+    for (size_t k = 0; k + 2 < strategies.size(); ++k)
+      std::printf("---------------:|");
+    std::printf("---------------:|--------:|------------:|\n");
+    for (const auto &[shapeName, shape] : shapes) {
+      for (size_t n : structuredSizes) {
+        std::vector<PackBuffer> buffers = structured(n, shape);
+        std::fprintf(stderr, "bench-planner: %s trace %zu (%zu buffers)\n",
+                     shapeName.c_str(), n, buffers.size());
+        int structuredRuns = buffers.size() >= 500000 ? 1 : runs;
+        uint64_t lb = computeLowerBound(buffers, 256);
+        std::printf("| %-6s | %7zu | %8zu |", shapeName.c_str(),
+                    buffers.size(), maxLive(buffers));
+        Cell best, greedy;
+        for (PackStrategy strategy : strategies) {
+          if (strategy == PackStrategy::Exact ||
+              strategy == PackStrategy::Naive)
+            continue;
+          Cell cell = measure(buffers, strategy, 256, structuredRuns, 0);
+          if (strategy == PackStrategy::Best)
+            best = cell;
+          if (strategy == PackStrategy::GreedySize)
+            greedy = cell;
+          std::printf(" %14.4f |", double(cell.arena) / double(lb));
+        }
+        std::printf(" %14.1f | %7.1f | %11.1f |\n", greedy.medianMs,
+                    best.medianMs, best.medianCpuMs);
+        std::fflush(stdout);
+      }
+    }
   }
 
   if (doSweep) {

@@ -38,9 +38,6 @@ namespace {
 /// microseconds, not the cap.
 constexpr int64_t kImproveBudget = 16'000'000;
 constexpr int64_t kImproveBudgetPerSquaredBuffer = 1000;
-/// Above this many buffers a single search dive (quadratic) costs more than
-/// the whole budget, so the search is skipped and the portfolio shrinks.
-constexpr int32_t kMaxSearchBuffers = 4096;
 /// Capacities the search phase tries.
 constexpr int kSearchSteps = 8;
 
@@ -155,14 +152,16 @@ static void improveByReinsertion(const Instance &inst, int64_t budget,
   }
 }
 
-int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets) {
+int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets,
+                         int64_t extraWork) {
   const int32_t n = inst.numBuffers();
   offsets.assign(n, -1);
   if (n == 0)
     return 0;
-  const bool small = n <= kMaxSearchBuffers;
-  int64_t budget = std::min(kImproveBudget,
-                            kImproveBudgetPerSquaredBuffer * int64_t(n) * n);
+  const bool small = n <= kMaxSearchBuffers && inst.hasConflicts;
+  int64_t budget = std::max(
+      extraWork, std::min(kImproveBudget,
+                          kImproveBudgetPerSquaredBuffer * int64_t(n) * n));
   // A search step must afford at least one full dive (about one placement
   // per buffer, each scanning the unplaced buffers, its conflicts and the
   // sections), or on large real graphs it would stop just short of a plan.
@@ -206,8 +205,8 @@ int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets) {
       {orderBySpatial, Fit::First, 4, false},
       {orderBySize, Fit::Best, 0, false},
       {orderByBreadth, Fit::Best, 1, false},
-      {orderBySpatial, Fit::Best, 2, false},
-      {orderByTemporal, Fit::Best, 3, false},
+      {orderBySpatial, Fit::BestWithTop, 2, false},
+      {orderByTemporal, Fit::BestWithTop, 3, false},
       {orderByConflictBytes, Fit::Best, 5, true},
       {orderByStart, Fit::Best, 6, true},
   };
@@ -216,6 +215,9 @@ int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets) {
   std::vector<int64_t> trial;
   std::vector<int32_t> order, spatial;
   int planRank = INT32_MAX;
+  // The work of the first run, which always runs to the end: the yardstick
+  // of the large instances' re-insertion budget.
+  int64_t firstRunWork = 0;
   for (size_t c = 0; c < kNumCandidates; ++c) {
     const Candidate &candidate = kPortfolio[c];
     if (candidate.small && !small)
@@ -229,8 +231,11 @@ int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets) {
     trial.assign(n, -1);
     const bool winsTies = candidate.rank < planRank;
     // plan.arena is INT64_MAX until the first plan, which then never stops.
+    const int64_t workBefore = placer.work;
     int64_t arena = placer.run(order, 0, candidate.fit, trial,
                                winsTies ? plan.arena : plan.arena - 1);
+    if (c == 0)
+      firstRunWork = placer.work - workBefore;
     if (arena < plan.arena || (arena == plan.arena && winsTies)) {
       plan.arena = arena;
       plan.offsets.swap(trial);
@@ -261,7 +266,10 @@ int64_t detail::packBest(const Instance &inst, std::vector<int64_t> &offsets) {
     // Large instances get about half a greedy run more (a full run scans
     // every conflict entry and, once per pair, a placed one: 1.5 entries
     // per adjacency slot; this is 7.5 / 10 of that).
-    budget = std::min(budget, int64_t(inst.adj.size()) * 15 / 20);
+    budget = std::max(
+        extraWork, inst.hasConflicts
+                       ? std::min(budget, int64_t(inst.adj.size()) * 15 / 20)
+                       : std::min(budget, firstRunWork / 2));
   }
   if (plan.arena > inst.lowerBound && budget > 0)
     improveByReinsertion(inst, budget, plan);

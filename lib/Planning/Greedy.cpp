@@ -30,6 +30,11 @@ constexpr uint64_t kUnplaced = ~uint64_t(0);
 } // namespace
 
 GreedyPlacer::GreedyPlacer(const Instance &inst) : inst(inst) {
+  packed.resize(size_t(inst.numBuffers()));
+  if (!inst.hasConflicts) {
+    tree = std::make_unique<SpanTree>(inst);
+    return;
+  }
   int64_t maxDegree = 0;
   for (int32_t i = 0; i < inst.numBuffers(); ++i)
     maxDegree = std::max(maxDegree, inst.degree(i));
@@ -38,7 +43,6 @@ GreedyPlacer::GreedyPlacer(const Instance &inst) : inst(inst) {
   keys.resize(size_t(maxDegree));
   scratch.resize(size_t(maxDegree));
   ranges.resize(size_t(maxDegree));
-  packed.resize(size_t(inst.numBuffers()));
 }
 
 /// Sorts [first, last) ascending: insertion sort for the few dozen entries
@@ -88,10 +92,13 @@ static void sortByLow(uint64_t *keys, size_t count, uint64_t *scratch) {
 }
 
 /// The gap `fit` picks among `count` address ranges sorted by their low end
-/// (`bounds(i)` gives range i as {lo, hi}). Ties in lo may come in any
-/// order: the scan only depends on lo and the running maximum of hi.
+/// (`bounds(i)` gives range i as {lo, hi}); `arena` is the current top of
+/// all placed buffers. Ties in lo may come in any order: the scan only
+/// depends on lo and the running maximum of hi, i.e. on the gaps of the
+/// ranges' union.
 template <typename Bounds>
-static int64_t pickGap(size_t count, Bounds bounds, int64_t need, Fit fit) {
+static int64_t pickGap(size_t count, Bounds bounds, int64_t need, Fit fit,
+                       int64_t arena) {
   int64_t top = 0, bestOffset = -1, bestGap = INT64_MAX;
   for (size_t i = 0; i < count; ++i) {
     auto [lo, hi] = bounds(i);
@@ -109,10 +116,14 @@ static int64_t pickGap(size_t count, Bounds bounds, int64_t need, Fit fit) {
     }
     top = std::max(top, hi);
   }
+  // XLA's last candidate: the chunk from the overlapping buffers' top to the
+  // heap top, taken only when strictly tighter than every gap below.
+  if (fit == Fit::BestWithTop && arena - top >= need && arena - top < bestGap)
+    return top;
   return bestOffset >= 0 ? bestOffset : top;
 }
 
-int64_t GreedyPlacer::findOffsetNarrow(int32_t b, Fit fit) {
+int64_t GreedyPlacer::findOffsetNarrow(int32_t b, Fit fit, int64_t arena) {
   // Branch-free gather: about half the neighbours are placed, in no
   // predictable pattern, so a conditional push would mispredict often.
   const int32_t *first = inst.conflictsBegin(b), *last = inst.conflictsEnd(b);
@@ -134,10 +145,10 @@ int64_t GreedyPlacer::findOffsetNarrow(int32_t b, Fit fit) {
         return std::make_pair(int64_t(out[i] >> 32),
                               int64_t(out[i] & 0xffffffffu));
       },
-      inst.size[b], fit);
+      inst.size[b], fit, arena);
 }
 
-int64_t GreedyPlacer::findOffsetWide(int32_t b, Fit fit,
+int64_t GreedyPlacer::findOffsetWide(int32_t b, Fit fit, int64_t arena,
                                      const std::vector<int64_t> &offsets) {
   const int32_t *first = inst.conflictsBegin(b), *last = inst.conflictsEnd(b);
   Range *out = ranges.data();
@@ -152,20 +163,45 @@ int64_t GreedyPlacer::findOffsetWide(int32_t b, Fit fit,
             [](const Range &x, const Range &y) { return x.lo < y.lo; });
   return pickGap(
       count, [&](size_t i) { return std::make_pair(out[i].lo, out[i].hi); },
-      inst.size[b], fit);
+      inst.size[b], fit, arena);
+}
+
+int64_t GreedyPlacer::findOffsetTree(int32_t b, Fit fit, int64_t arena) {
+  tree->collect(b, spans); // Sorted by lo already.
+  return pickGap(
+      spans.size(),
+      [&](size_t i) { return std::make_pair(spans[i].lo, spans[i].hi); },
+      inst.size[b], fit, arena);
 }
 
 int64_t GreedyPlacer::run(const std::vector<int32_t> &order, size_t from,
                           Fit fit, std::vector<int64_t> &offsets,
                           int64_t cutoff) {
+  int64_t arena = 0, maxSize = 0;
+  for (size_t i = 0; i < from; ++i)
+    arena = std::max(arena, offsets[order[i]] + inst.size[order[i]]);
+  if (tree) {
+    const int64_t before = tree->work;
+    tree->clear();
+    for (size_t i = 0; i < from; ++i)
+      tree->insert(order[i], offsets[order[i]]);
+    for (size_t i = from; i < order.size(); ++i) {
+      const int32_t b = order[i];
+      const int64_t o = findOffsetTree(b, fit, arena);
+      offsets[b] = o;
+      tree->insert(b, o);
+      arena = std::max(arena, o + inst.size[b]);
+      if (arena > cutoff)
+        break;
+    }
+    work += tree->work - before;
+    return arena;
+  }
   const int32_t n = inst.numBuffers();
   for (int32_t i = 0; i < n; ++i)
     packed[i] = offsets[i] < 0 ? kUnplaced
                                : uint64_t(offsets[i]) << 32 |
                                      uint64_t(offsets[i] + inst.size[i]);
-  int64_t arena = 0, maxSize = 0;
-  for (size_t i = 0; i < from; ++i)
-    arena = std::max(arena, offsets[order[i]] + inst.size[order[i]]);
   for (size_t i = from; i < order.size(); ++i)
     maxSize = std::max(maxSize, inst.size[order[i]]);
   for (size_t i = from; i < order.size(); ++i) {
@@ -181,8 +217,8 @@ int64_t GreedyPlacer::run(const std::vector<int32_t> &order, size_t from,
     // Every placed range ends at or below the arena, and this placement
     // ends at most maxSize above it, so the packed form holds them all.
     int64_t o = arena + maxSize < kNarrowLimit
-                    ? findOffsetNarrow(b, fit)
-                    : findOffsetWide(b, fit, offsets);
+                    ? findOffsetNarrow(b, fit, arena)
+                    : findOffsetWide(b, fit, arena, offsets);
     offsets[b] = o;
     packed[b] = uint64_t(o) << 32 | uint64_t(o + inst.size[b]);
     arena = std::max(arena, o + inst.size[b]);
@@ -205,8 +241,14 @@ static std::vector<int32_t> sortedIndices(int32_t n, KeyOf keyOf) {
 }
 
 std::vector<int32_t> detail::orderBySize(const Instance &inst) {
+  // TFLite's ArenaPlanner::CreateTensorAllocationVector: tensors live over
+  // the whole run first, by index; the rest by size descending, ties by
+  // allocation time (here: start), then by index.
   return sortedIndices(inst.numBuffers(), [&](int32_t i) {
-    return SortKey{descending(inst.size[i]), 0};
+    if (inst.start[i] == 0 && inst.end[i] == inst.numTimes)
+      return SortKey{0, 0};
+    return SortKey{uint64_t(INT64_MAX - inst.size[i]) + 1,
+                   uint64_t(inst.start[i])};
   });
 }
 

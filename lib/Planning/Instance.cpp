@@ -75,7 +75,7 @@ std::vector<int32_t> detail::sortedByKey(const std::vector<SortKey> &keys) {
 /// order. So every degree is a difference of prefix counts over times, and
 /// each list is written front to back: the active buffers, then a slice of
 /// the start order (both in start order, ties by index).
-static void buildConflicts(Instance &inst) {
+static void buildConflicts(Instance &inst, Conflicts conflicts) {
   const int32_t n = inst.numBuffers(), numTimes = inst.numTimes;
   // startsBefore[t]: buffers starting before time t, i.e. the position in
   // start order of the first buffer starting at t or later (a counting sort,
@@ -108,6 +108,15 @@ static void buildConflicts(Instance &inst) {
         startsBefore[inst.end[b]] - endsBy[inst.start[b]] - 1;
   for (int32_t b = 0; b < n; ++b)
     inst.adjBegin[b + 1] += inst.adjBegin[b];
+  inst.conflictEntries = inst.adjBegin[n];
+  if (conflicts == Conflicts::Never ||
+      (conflicts == Conflicts::IfSparse &&
+       inst.conflictEntries > kMaxConflictsPerBuffer * int64_t(n))) {
+    inst.adjBegin.clear();
+    inst.adjBegin.shrink_to_fit();
+    return;
+  }
+  inst.hasConflicts = true;
   inst.adj.resize(size_t(inst.adjBegin[n]));
 
   std::vector<int32_t> active;
@@ -127,7 +136,8 @@ static void buildConflicts(Instance &inst) {
 }
 
 std::string detail::buildInstance(const std::vector<PackBuffer> &buffers,
-                                  uint64_t alignment, Instance &inst) {
+                                  uint64_t alignment, Instance &inst,
+                                  Conflicts conflicts) {
   inst = Instance();
   if (alignment == 0)
     return "alignment must be at least 1";
@@ -191,7 +201,7 @@ std::string detail::buildInstance(const std::vector<PackBuffer> &buffers,
     inst.load[t] = live;
     inst.lowerBound = std::max(inst.lowerBound, live);
   }
-  buildConflicts(inst);
+  buildConflicts(inst, conflicts);
   return "";
 }
 

@@ -65,7 +65,14 @@ PackResult memwall::planning::packBuffers(const std::vector<PackBuffer> &buffers
   auto startTime = std::chrono::steady_clock::now();
   PackResult result;
   Instance inst;
-  result.error = buildInstance(buffers, options.alignment, inst);
+  // `exact` and `best`'s search walk the conflict graph; the greedy
+  // placers only want it while it is small.
+  Conflicts conflicts = Conflicts::IfSparse;
+  if (options.strategy == PackStrategy::Exact ||
+      (options.strategy == PackStrategy::Best &&
+       buffers.size() <= size_t(kMaxSearchBuffers)))
+    conflicts = Conflicts::Always;
+  result.error = buildInstance(buffers, options.alignment, inst, conflicts);
   if (!result.succeeded())
     return result;
   const uint64_t align = options.alignment;
@@ -92,13 +99,15 @@ PackResult memwall::planning::packBuffers(const std::vector<PackBuffer> &buffers
       placer.run(orderByBreadth(inst), 0, Fit::Best, offsets);
       break;
     case PackStrategy::BestFitSize:
-      placer.run(orderBySpatial(inst), 0, Fit::Best, offsets);
+      placer.run(orderBySpatial(inst), 0, Fit::BestWithTop, offsets);
       break;
     case PackStrategy::BestFitTime:
-      placer.run(orderByTemporal(inst), 0, Fit::Best, offsets);
+      placer.run(orderByTemporal(inst), 0, Fit::BestWithTop, offsets);
       break;
     case PackStrategy::Best:
-      packBest(inst, offsets);
+      packBest(inst, offsets,
+               int64_t(std::min(options.effortSeconds, 1e6) *
+                       double(kWorkUnitsPerSecond)));
       break;
     case PackStrategy::Exact:
       packExact(inst, options.timeLimitSeconds, offsets, stats);

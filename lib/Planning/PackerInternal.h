@@ -15,6 +15,7 @@
 #include "memwall/Planning/Packer.h"
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,9 +40,15 @@ struct Instance {
   int64_t lowerBound = 0;
   /// Live units at each time index.
   std::vector<int64_t> load;
-  /// Conflicts of buffer i: adj[adjBegin[i] .. adjBegin[i+1]).
+  /// Conflicts of buffer i: adj[adjBegin[i] .. adjBegin[i+1]), built only
+  /// when `hasConflicts` (the canonical search and the small-instance
+  /// orders need them; on large dense instances they would take gigabytes
+  /// and the greedy placers use a SpanTree instead).
+  bool hasConflicts = false;
   std::vector<int64_t> adjBegin;
   std::vector<int32_t> adj;
+  /// Sum over buffers of their number of conflicts, known either way.
+  int64_t conflictEntries = 0;
 
   int32_t numBuffers() const { return int32_t(size.size()); }
   int64_t degree(int32_t i) const { return adjBegin[i + 1] - adjBegin[i]; }
@@ -62,10 +69,30 @@ struct SortKey {
 /// order, so the same keys always give the same order.
 std::vector<int32_t> sortedByKey(const std::vector<SortKey> &keys);
 
-/// Validates `buffers` and builds the instance (conflicts included). Returns
-/// an error message, or an empty string.
+/// When the conflict graph is built: always for `exact` (its search walks
+/// it) and for `best` up to the search's size; otherwise only while it is
+/// small (at most this many entries per buffer), where scanning a list beats
+/// a tree query. Either placer gives the same plans.
+constexpr int64_t kMaxConflictsPerBuffer = 256;
+/// Above this many buffers a single search dive (quadratic) costs more than
+/// `best`'s whole budget, so its search is skipped and its portfolio shrinks.
+constexpr int32_t kMaxSearchBuffers = 4096;
+
+enum class Conflicts {
+  /// Build the conflict graph.
+  Always,
+  /// Build it only when it has at most kMaxConflictsPerBuffer entries per
+  /// buffer on average.
+  IfSparse,
+  /// Never (tests of the span tree).
+  Never,
+};
+
+/// Validates `buffers` and builds the instance. Returns an error message, or
+/// an empty string.
 std::string buildInstance(const std::vector<PackBuffer> &buffers,
-                          uint64_t alignment, Instance &inst);
+                          uint64_t alignment, Instance &inst,
+                          Conflicts conflicts = Conflicts::Always);
 
 /// Max over placed buffers of offset + size (units).
 int64_t arenaOf(const Instance &inst, const std::vector<int64_t> &offsets);
@@ -75,11 +102,69 @@ int64_t arenaOf(const Instance &inst, const std::vector<int64_t> &offsets);
 //===----------------------------------------------------------------------===//
 
 enum class Fit {
-  /// The smallest gap between time-overlapping placed buffers that holds the
-  /// buffer (lowest such gap on ties); above them all when none does.
+  /// TFLite's ArenaPlanner (SimpleMemoryArena::Allocate): the smallest gap
+  /// between time-overlapping placed buffers that holds the buffer (lowest
+  /// such gap on ties); above them all when none does.
   Best,
   /// The lowest gap that holds the buffer.
   First,
+  /// XLA's GlobalDecreasingSizeBestFitHeap::FindChunkCandidate: as Best, but
+  /// the free chunk between the overlapping buffers' top and the current
+  /// heap top is a candidate too (considered last, so it wins only when
+  /// strictly smaller).
+  BestWithTop,
+};
+
+/// A half-open address range [lo, hi) in units.
+struct Span {
+  int64_t lo, hi;
+};
+
+/// Placed buffers' address ranges indexed by time, for the gap search on
+/// instances without a conflict graph (SpanTree.cpp explains the layout).
+class SpanTree {
+public:
+  explicit SpanTree(const Instance &inst);
+  /// Forgets every placed buffer.
+  void clear();
+  /// Records buffer b as placed at `offset`.
+  void insert(int32_t b, int64_t offset);
+  /// The union of the address ranges of the placed buffers overlapping
+  /// buffer b in time, as sorted, disjoint, non-touching spans.
+  void collect(int32_t b, std::vector<Span> &out);
+  /// Spans and records visited: the effort counter.
+  int64_t work = 0;
+
+private:
+  struct Record {
+    int32_t start, end;
+    int64_t lo, hi;
+  };
+  /// How a lifetime [s, e) covers the buckets: whole ones [wholeLo,
+  /// wholeHi), and at most two covered in part (-1: none).
+  struct Cover {
+    int32_t wholeLo = 0, wholeHi = 0;
+    int32_t partialFirst = -1, partialLast = -1;
+  };
+  Cover coverOf(int32_t s, int32_t e) const;
+  /// A fresh stamp, so that each operation visits a node at most once.
+  void nextEpoch();
+  template <typename Partial, typename Whole>
+  void forEachPiece(int32_t s, int32_t e, Partial partial, Whole whole) const;
+  static void addSpanTo(std::vector<Span> &spans, int64_t lo, int64_t hi,
+                        int64_t &work);
+  void addSpan(std::vector<Span> &spans, int64_t lo, int64_t hi) {
+    addSpanTo(spans, lo, hi, work);
+  }
+
+  const Instance &inst;
+  int32_t leaves = 1;
+  std::vector<std::vector<Span>> own, sub;
+  std::vector<std::vector<Record>> records;
+  std::vector<uint32_t> stamp;
+  uint32_t epoch = 0;
+  /// Scratch of collect.
+  std::vector<Span> loose, scratch;
 };
 
 /// Places buffers one at a time in a given order. Reusable across orders so
@@ -101,13 +186,18 @@ private:
   struct Range {
     int64_t lo, hi;
   };
-  /// The offset `fit` picks for buffer `b` given the placed buffers, from
-  /// `packed` (every placed range below 2^32 units) or from `offsets`.
-  int64_t findOffsetNarrow(int32_t b, Fit fit);
-  int64_t findOffsetWide(int32_t b, Fit fit,
+  /// The offset `fit` picks for buffer `b` given the placed buffers and the
+  /// current arena top, from `packed` (every placed range below 2^32
+  /// units), from `offsets`, or (no conflict graph) from the span tree.
+  int64_t findOffsetNarrow(int32_t b, Fit fit, int64_t arena);
+  int64_t findOffsetWide(int32_t b, Fit fit, int64_t arena,
                          const std::vector<int64_t> &offsets);
+  int64_t findOffsetTree(int32_t b, Fit fit, int64_t arena);
 
   const Instance &inst;
+  /// Only without a conflict graph.
+  std::unique_ptr<SpanTree> tree;
+  std::vector<Span> spans;
   /// Per buffer, its placed range as offset << 32 | top, or all ones when
   /// unplaced; meaningful only while the arena is below 2^32 units.
   std::vector<uint64_t> packed;
@@ -172,8 +262,15 @@ SearchOutcome decideCapacity(const Instance &inst, int64_t capacity,
 // Strategies on an instance (offsets in units, -1 never returned)
 //===----------------------------------------------------------------------===//
 
-/// `best`: returns the arena in units.
-int64_t packBest(const Instance &inst, std::vector<int64_t> &offsets);
+/// Work units per second of `best`'s improvement phases on the project's
+/// 2-core machine (the search and re-insertion both count list entries
+/// visited), the rate PackOptions::effortSeconds is converted with.
+constexpr int64_t kWorkUnitsPerSecond = 1'000'000'000;
+
+/// `best`: returns the arena in units. `extraWork` raises the improvement
+/// phases' budget to at least that many work units.
+int64_t packBest(const Instance &inst, std::vector<int64_t> &offsets,
+                 int64_t extraWork = 0);
 
 struct ExactStats {
   bool provenOptimal = false;

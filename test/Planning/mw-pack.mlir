@@ -5,13 +5,14 @@
 // RUN: mw-pack --help | FileCheck %s --check-prefix=HELP
 // HELP: usage: mw-pack [--strategy S] [--time-limit SEC] [--alignment A] IN.csv [-o OUT.csv]
 // HELP: naive
-// HELP: greedy-size
+// HELP: greedy-size     TFLite's ArenaPlanner
 // HELP: greedy-breadth
 // HELP: best-fit-size
 // HELP: best-fit-time
 // HELP: best
 // HELP: exact
-// HELP: --time-limit SEC
+// HELP: --time-limit SEC  exact: its wall-clock limit (default 10); best: how
+// HELP: plans stay deterministic
 // HELP: --alignment A
 // HELP: default 1 here
 
@@ -28,6 +29,12 @@
 // CSV-NEXT: 13,2,5,2,3
 // CSV-NEXT: 14,0,6,0,0
 // CSV-EMPTY:
+
+// best with more effort (--time-limit): counted in work units, so the same
+// plan twice.
+// RUN: mw-pack --time-limit 0.2 %S/Inputs/small.csv -o %t.effort1.csv
+// RUN: mw-pack --time-limit 0.2 %S/Inputs/small.csv -o %t.effort2.csv
+// RUN: cmp %t.effort1.csv %t.effort2.csv
 
 // RUN: mw-pack --strategy naive %S/Inputs/small.csv | FileCheck %s --check-prefix=NAIVE
 // NAIVE: buffers=5 lower_bound=5 arena=9 ratio=1.8000

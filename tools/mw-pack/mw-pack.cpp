@@ -46,15 +46,23 @@ static void printHelp() {
       "Options:\n"
       "  --strategy S      how offsets are chosen (default best):\n"
       "                      naive           no reuse: prefix sums\n"
-      "                      greedy-size     TFLite greedy by size, best fit\n"
+      "                      greedy-size     TFLite's ArenaPlanner (greedy by\n"
+      "                                      size, best fit)\n"
       "                      greedy-breadth  TFLite greedy by breadth\n"
       "                      best-fit-size   XLA heap simulator, spatial\n"
       "                      best-fit-time   XLA heap simulator, temporal\n"
-      "                      best            portfolio + bounded search +\n"
-      "                                      local search; deterministic\n"
+      "                      best            portfolio of the above + bounded\n"
+      "                                      search + local search; never\n"
+      "                                      worse than a baseline;\n"
+      "                                      deterministic\n"
       "                      exact           branch and bound over canonical\n"
       "                                      solutions under --time-limit\n"
-      "  --time-limit SEC  time budget of exact (default 10)\n"
+      "  --time-limit SEC  exact: its wall-clock limit (default 10); best: how\n"
+      "                    long its search and local search may work, counted\n"
+      "                    in work units (about SEC seconds on a 2-core\n"
+      "                    machine; plans stay deterministic). Without it\n"
+      "                    best uses built-in budgets (well under a second at\n"
+      "                    60k buffers)\n"
       "  --alignment A     offsets are multiples of A and sizes round up to A\n"
       "                    (default 1 here, because benchmark sizes are\n"
       "                    already multiples of their granularity and their\n"
@@ -171,6 +179,7 @@ int main(int argc, char **argv) {
       std::string text;
       if (!takeValue(text) || !parseSeconds(text, options.timeLimitSeconds))
         return usageError("--time-limit needs a number of seconds");
+      options.effortSeconds = options.timeLimitSeconds;
       continue;
     }
     if (arg == "--alignment") {

@@ -70,6 +70,13 @@ struct PackOptions {
   uint64_t alignment = 256;
   /// Wall-clock budget of `exact`; the other strategies ignore it.
   double timeLimitSeconds = 10.0;
+  /// `best` only: how long its improvement phases (search, re-insertion)
+  /// may work, in seconds of the project's 2-core machine. It is converted
+  /// to work units (entries visited) at a fixed rate, never timed, so the
+  /// plan stays a pure function of the input; 0 (the default) keeps the
+  /// built-in budgets, well under a second at 60k buffers. Whatever the
+  /// budget, the plan is never worse than the portfolio of baselines.
+  double effortSeconds = 0.0;
 };
 
 struct PackResult {
