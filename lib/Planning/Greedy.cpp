@@ -49,6 +49,8 @@ GreedyPlacer::GreedyPlacer(const Instance &inst) : inst(inst) {
 /// most buffers have, introsort above that.
 template <typename T, typename Less>
 static void sortSmall(T *first, T *last, Less less) {
+  if (last - first < 2)
+    return; // also keeps `first + 1` off a null `first`
   if (last - first > 32) {
     std::sort(first, last, less);
     return;
@@ -211,8 +213,9 @@ int64_t GreedyPlacer::run(const std::vector<int32_t> &order, size_t from,
     // loading its first lines now.
     if (i + 1 < order.size()) {
       const int32_t *next = inst.conflictsBegin(order[i + 1]);
-      for (int line = 0; line < 4; ++line)
-        __builtin_prefetch(next + 16 * line);
+      const int64_t length = std::min<int64_t>(inst.degree(order[i + 1]), 64);
+      for (int64_t k = 0; k < length; k += 16)
+        __builtin_prefetch(next + k);
     }
     // Every placed range ends at or below the arena, and this placement
     // ends at most maxSize above it, so the packed form holds them all.

@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runtime=$(cd "$here/.." && pwd)
 build=${1:-$runtime/../build/runtime-asan}
+mkdir -p "$build" && build=$(cd "$build" && pwd) # the harnesses run from their work folders
 seconds=${MWRT_FUZZ_SECONDS:-20}
 cc=$(command -v clang-14 || command -v clang)
 cxx=$(command -v clang++-14 || command -v clang++)
@@ -35,18 +36,10 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== mwrt-unittests under ASan + UBSan"
 "$build/bin/mwrt-unittests" --gtest_brief=1
 
+# shellcheck source=fuzz-one.sh
+. "$here/fuzz-one.sh"
 for harness in plan safetensors; do
-  work=$build/fuzz-$harness
-  rm -rf "$work" && mkdir -p "$work/corpus"
-  cp "$here/corpus/$harness"/* "$work/corpus/"
-  echo "== ${harness}_fuzzer: the committed corpus, then ${seconds} s"
-  (cd "$work" && "$build/bin/${harness}_fuzzer" -runs=0 "$here/corpus/$harness" 2>&1 | tail -1)
-  (cd "$work" && "$build/bin/${harness}_fuzzer" -max_total_time="$seconds" \
-      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 corpus 2>&1 |
-      grep -E "^(stat::number_of_executed_runs|stat::new_units_added|Done|==)" || true)
-  if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
-    echo "runtime-sanitizers: ${harness}_fuzzer found an input that breaks it: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | head -1)" >&2
-    exit 1
-  fi
+  fuzz_one runtime-sanitizers "$build/bin/${harness}_fuzzer" \
+    "$here/corpus/$harness" "$build/fuzz-$harness" "$seconds" 65536
 done
 echo "runtime-sanitizers: OK"
