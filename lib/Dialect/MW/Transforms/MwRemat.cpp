@@ -286,7 +286,7 @@ struct Measurement {
 struct Candidate {
   std::string name;
   llvm::BitVector keep;
-  bool share = false;
+  Sharing sharing;
   int64_t flops = 0;
   double seconds = 0.0, cost = 0.0;
   int64_t simArena = 0;
@@ -334,22 +334,26 @@ LogicalResult checkStep(const StepStructure &info) {
 // Fixed strategies: one function each
 //===----------------------------------------------------------------------===//
 
-/// A kept set (one bit per saved activation) and whether its rewrite shares
-/// recomputed segments.
+/// A kept set (one bit per saved activation) and which recomputed values
+/// its rewrite shares.
 struct KeptSet {
   llvm::BitVector keep;
-  bool share = true;
+  Sharing sharing{/*chains=*/true, /*segments=*/true};
 };
 
 /// none: keep every saved activation.
 KeptSet keepNone(const StepStructure &info) {
-  return {llvm::BitVector(info.saved.size(), true), true};
+  return {llvm::BitVector(info.saved.size(), true)};
 }
 
-/// all: keep none; every backward use recomputes from the arguments, each
-/// value on its own.
+/// all: keep none. The first backward op recomputes the forward from the
+/// arguments; of that, only the block boundaries (the residual stream) stay
+/// alive, and each block's forward is recomputed once more, from its
+/// recomputed input, right before the block's backward: about two forwards,
+/// never all activations alive at once.
 KeptSet keepAll(const StepStructure &info) {
-  return {llvm::BitVector(info.saved.size(), false), false};
+  return {llvm::BitVector(info.saved.size(), false),
+          Sharing{/*chains=*/false, /*segments=*/true}};
 }
 
 /// The blocks of a step that a strategy needs; failure after a diagnostic.
@@ -407,7 +411,7 @@ FailureOr<KeptSet> keepSelective(const StepStructure &info,
 /// sqrt: keep every ceil(sqrt(n))-th of the n articulation values.
 KeptSet keepSqrt(const StepStructure &info) {
   SmallVector<unsigned> candidates = articulationCandidates(info);
-  KeptSet kept{llvm::BitVector(info.saved.size(), false), true};
+  KeptSet kept{llvm::BitVector(info.saved.size(), false)};
   unsigned step = std::max<unsigned>(
       1, static_cast<unsigned>(std::ceil(std::sqrt(candidates.size()))));
   for (auto [j, i] : llvm::enumerate(candidates))
@@ -618,7 +622,7 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   if (failed(fk))
     return failure();
   run.keep = fk->keep;
-  run.chosen = planRemat(run.g, run.info, run.keep, fk->share);
+  run.chosen = planRemat(run.g, run.info, run.keep, fk->sharing);
   run.solveSeconds = solveTime(run);
   if (!run.chosen.clones.empty()) {
     FailureOr<Measurement> m = measure(run.chosen, false);
@@ -650,19 +654,19 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   int64_t arenaBudget = run.arenaBudget;
   const RematPlan &saveAllPlan = run.saveAllPlan;
   std::vector<Candidate> cands;
-  auto add = [&](StringRef name, const llvm::BitVector &kp, bool share,
+  auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
     Candidate c;
     c.name = name.str();
     c.keep = kp;
-    c.share = share;
+    c.sharing = sharing;
     c.flops = plan.flops;
     c.seconds = plan.seconds;
     c.cost = plan.cost;
     c.simArena = simArena;
     cands.push_back(std::move(c));
   };
-  add("none", llvm::BitVector(n, true), true, saveAllPlan,
+  add("none", llvm::BitVector(n, true), Sharing(), saveAllPlan,
       simulateArena(g, saveAllPlan, kAlignment));
   cands.front().arena = run.saveAll.arena;
   {
@@ -681,9 +685,18 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (failed(fk))
         continue;
       std::string name = stringifyRematStrategy(fixedStrategy).str();
-      RematPlan plan = planRemat(g, info, fk->keep, fk->share);
-      add(kk ? name + " k=" + std::to_string(kk) : name, fk->keep, fk->share,
-          plan, simulateArena(g, plan, kAlignment));
+      if (kk)
+        name += " k=" + std::to_string(kk);
+      RematPlan plan = planRemat(g, info, fk->keep, fk->sharing);
+      add(name, fk->keep, fk->sharing, plan,
+          simulateArena(g, plan, kAlignment));
+      // Without shared segments: more recompute, clones alive for less
+      // long, so sometimes a smaller arena.
+      Sharing unsegmented = fk->sharing;
+      unsegmented.segments = false;
+      RematPlan alone = planRemat(g, info, fk->keep, unsegmented);
+      add(name + " unsegmented", fk->keep, unsegmented, alone,
+          simulateArena(g, alone, kAlignment));
     }
   }
   // The path: from save-all, repeatedly find the op where the simulated
@@ -692,6 +705,17 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   // most bytes per second of recomputing its chain from what is kept.
   {
     SavedUses uses(g, info);
+    // The path walks plans that share neither chains nor segments (each
+    // dropped value recomputed where it is first used, alive for the
+    // least time); each step is offered with each kind of sharing too.
+    const Sharing pathSharing{/*chains=*/false, /*segments=*/false};
+    const Sharing variants[] = {{/*chains=*/true, /*segments=*/false},
+                                {/*chains=*/false, /*segments=*/true},
+                                {/*chains=*/true, /*segments=*/true}};
+    auto variantName = [](Sharing s) {
+      return std::string(s.chains ? " shared" : "") +
+             (s.segments ? " segments" : "");
+    };
     llvm::BitVector kp(n, true);
     std::vector<int64_t> profile;
     std::vector<int> stamp(g.nodes.size(), -1);
@@ -734,13 +758,15 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         if (step > 0) {
           std::string name =
               "path " + std::to_string(scoring) + "." + std::to_string(step);
-          add(name, kp, false, plan, arena);
-          // The same kept set with shared segments: a dropped value
-          // recomputed in a chain serves its own uses (recomputed once,
-          // alive longer).
-          RematPlan shared = planRemat(g, info, kp, true);
-          add(name + " shared", kp, true, shared,
-              simulateArena(g, shared, kAlignment));
+          add(name, kp, pathSharing, plan, arena);
+          // The same kept set with shared chains (a dropped value
+          // recomputed in a chain serves its own uses: recomputed once,
+          // alive longer) and with shared segments.
+          for (Sharing v : variants) {
+            RematPlan shared = planRemat(g, info, kp, v);
+            add(name + variantName(v), kp, v, shared,
+                simulateArena(g, shared, kAlignment));
+          }
         }
         int peakAt = std::max_element(profile.begin(), profile.end()) -
                      profile.begin();
@@ -769,7 +795,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
           kp.reset(i);
           freed += g.vals[g.saved[i]].bytes;
         }
-        plan = planRemat(g, info, kp, false);
+        plan = planRemat(g, info, kp, pathSharing);
       }
     }
 
@@ -812,9 +838,9 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         ++base;
       const Candidate &from = cands[frontier[base]];
       kp = from.keep;
-      bool share = from.share;
+      Sharing sharing = from.sharing;
       std::string name = from.name;
-      RematPlan plan = planRemat(g, info, kp, share);
+      RematPlan plan = planRemat(g, info, kp, sharing);
       simulateArena(g, plan, kAlignment, &profile);
       dropped.clear();
       for (unsigned i = 0; i < n; ++i)
@@ -842,8 +868,8 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       }
       if (!changed)
         continue;
-      RematPlan prunedPlan = planRemat(g, info, pruned, share);
-      add(name + " pruned to " + std::to_string(level), pruned, share,
+      RematPlan prunedPlan = planRemat(g, info, pruned, sharing);
+      add(name + " pruned to " + std::to_string(level), pruned, sharing,
           prunedPlan, simulateArena(g, prunedPlan, kAlignment));
     }
   }
@@ -854,16 +880,35 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (c.effectiveArena() <= arenaBudget && (!best || cheaper(c, *best)))
         best = &c;
     if (!best) {
-      Candidate *lowest = &cands.front();
+      // The smallest peak found: the simulation ranks the candidates and
+      // the real pipeline decides among the few lowest, whose arenas differ
+      // by a few buffers either way.
+      SmallVector<Candidate *> order;
       for (Candidate &c : cands)
-        if (c.effectiveArena() < lowest->effectiveArena() ||
-            (c.effectiveArena() == lowest->effectiveArena() &&
-             cheaper(c, *lowest)))
-          lowest = &c;
-      return unreachable(run, planRemat(g, info, lowest->keep, lowest->share),
+        order.push_back(&c);
+      std::stable_sort(order.begin(), order.end(),
+                       [](const Candidate *a, const Candidate *b) {
+                         if (a->simArena != b->simArena)
+                           return a->simArena < b->simArena;
+                         return cheaper(*a, *b);
+                       });
+      Candidate *lowest = nullptr;
+      for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
+        if (!c->arena) {
+          FailureOr<Measurement> m =
+              measure(planRemat(g, info, c->keep, c->sharing), false);
+          if (failed(m))
+            return failure();
+          c->arena = m->arena;
+        }
+        if (!lowest || *c->arena < *lowest->arena)
+          lowest = c;
+      }
+      return unreachable(run,
+                         planRemat(g, info, lowest->keep, lowest->sharing),
                          "strategy " + lowest->name);
     }
-    RematPlan plan = planRemat(g, info, best->keep, best->share);
+    RematPlan plan = planRemat(g, info, best->keep, best->sharing);
     if (best->arena) {
       run.result = run.saveAll; // only `none` starts measured
     } else {
@@ -898,8 +943,9 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
         solveCheckmateMilp(info, g, target, timeLimit, milp);
     if (failed(kp)) {
       if (milp.status == "infeasible")
-        return unreachable(run, planRemat(g, info, llvm::BitVector(n, false),
-                                     false),
+        return unreachable(run,
+                           planRemat(g, info, llvm::BitVector(n, false),
+                                     keepAll(info).sharing),
                            "strategy all; the MILP is infeasible");
       if (milp.status == "no-solution")
         return fail("strategy=optimal found no solution within time-limit=" +
@@ -908,7 +954,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
       return failure();
     }
     run.keep = *kp;
-    run.chosen = planRemat(g, info, run.keep, false);
+    run.chosen = planRemat(g, info, run.keep, Sharing());
     FailureOr<Measurement> m = measure(run.chosen, false);
     if (failed(m))
       return failure();
@@ -975,7 +1021,7 @@ void MwRematPass::runOnOperation() {
 
   // The save-all program, measured: the reference for percentages and the
   // persistent bytes every candidate shares.
-  run.saveAllPlan = planRemat(g, info, llvm::BitVector(run.n, true), true);
+  run.saveAllPlan = planRemat(g, info, llvm::BitVector(run.n, true), Sharing());
   FailureOr<Measurement> saveAll = measure(run.saveAllPlan, false);
   if (failed(saveAll))
     return signalPassFailure();
