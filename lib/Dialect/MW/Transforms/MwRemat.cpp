@@ -290,6 +290,8 @@ struct Candidate {
   int64_t flops = 0;
   double seconds = 0.0, cost = 0.0;
   int64_t simArena = 0;
+  /// The saved-activation bytes it keeps (forced values included).
+  int64_t savedBytes = 0;
   /// The arena the real pipeline planned, once measured.
   std::optional<int64_t> arena;
   int64_t effectiveArena() const {
@@ -457,6 +459,8 @@ struct RematRun {
   Measurement saveAll;
   /// -1 without a budget; the arena's share of it (INT64_MAX without).
   int64_t budgetBytes = -1, arenaBudget = INT64_MAX;
+  /// saved-budget in bytes; -1 without one.
+  int64_t savedBudgetBytes = -1;
   /// Appended to budget diagnostics: where the budget came from.
   std::string budgetSource;
   std::chrono::steady_clock::time_point solveStart;
@@ -664,6 +668,9 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     c.seconds = plan.seconds;
     c.cost = plan.cost;
     c.simArena = simArena;
+    for (auto [i, v] : llvm::enumerate(g.saved))
+      if (kp.test(i) || info.forced.test(i))
+        c.savedBytes += g.vals[v].bytes;
     cands.push_back(std::move(c));
   };
   add("none", llvm::BitVector(n, true), Sharing(), saveAllPlan,
@@ -770,16 +777,26 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         }
         int peakAt = std::max_element(profile.begin(), profile.end()) -
                      profile.begin();
-        dead.clear();
-        for (unsigned i = 0; i < n; ++i) {
-          if (!kp.test(i) || info.forced.test(i) ||
-              uses.firstBwd[i] == INT_MAX)
-            continue;
-          if (!(uses.deadFrom(g, i) <= peakAt && peakAt < uses.firstBwd[i]))
-            continue;
-          double cost = chainSeconds(i) + 1e-15;
-          double bytes = g.vals[g.saved[i]].bytes;
-          dead.push_back({scoring == 0 ? bytes / cost : 1.0 / cost, i});
+        // Once no kept value is dead at the peak (the peak is then the
+        // gradients', the loss tail's or the persistent state's), dropping
+        // more no longer lowers it, but it still lowers the saved bytes:
+        // the path goes on with every kept value, scored the same way,
+        // down to keeping none, for saved-budget.
+        for (bool atPeak : {true, false}) {
+          dead.clear();
+          for (unsigned i = 0; i < n; ++i) {
+            if (!kp.test(i) || info.forced.test(i) ||
+                uses.firstBwd[i] == INT_MAX)
+              continue;
+            if (atPeak && !(uses.deadFrom(g, i) <= peakAt &&
+                            peakAt < uses.firstBwd[i]))
+              continue;
+            double cost = chainSeconds(i) + 1e-15;
+            double bytes = g.vals[g.saved[i]].bytes;
+            dead.push_back({scoring == 0 ? bytes / cost : 1.0 / cost, i});
+          }
+          if (!dead.empty())
+            break;
         }
         if (dead.empty())
           break;
@@ -872,12 +889,91 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       add(name + " pruned to " + std::to_string(level), pruned, sharing,
           prunedPlan, simulateArena(g, prunedPlan, kAlignment));
     }
+
+    // The same on the saved-bytes axis (saved-budget): for a ladder of
+    // saved-bytes levels (each candidate's on the saved-bytes frontier, and
+    // 64 steps from the fewest to the save-all step's), take the cheapest
+    // candidate keeping at most the level and keep again its dropped
+    // values, the most expensive chain first, while the kept bytes stay
+    // within the level. Budget-independent, as above.
+    SmallVector<unsigned> bySaved(cands.size());
+    std::iota(bySaved.begin(), bySaved.end(), 0u);
+    std::stable_sort(bySaved.begin(), bySaved.end(),
+                     [&](unsigned a, unsigned b) {
+                       if (cands[a].savedBytes != cands[b].savedBytes)
+                         return cands[a].savedBytes < cands[b].savedBytes;
+                       return cheaper(cands[a], cands[b]);
+                     });
+    SmallVector<unsigned> savedFrontier;
+    for (unsigned c : bySaved)
+      if (savedFrontier.empty() || cheaper(cands[c], cands[savedFrontier.back()]))
+        savedFrontier.push_back(c);
+    SmallVector<int64_t> savedLevels;
+    int64_t fewest = cands[bySaved.front()].savedBytes;
+    int64_t most = cands[bySaved.back()].savedBytes;
+    for (unsigned c : savedFrontier)
+      savedLevels.push_back(cands[c].savedBytes);
+    for (int j = 1; j < 64; ++j)
+      savedLevels.push_back(fewest + (most - fewest) * j / 64);
+    llvm::sort(savedLevels);
+    savedLevels.erase(std::unique(savedLevels.begin(), savedLevels.end()),
+                      savedLevels.end());
+    base = 0;
+    for (int64_t level : savedLevels) {
+      while (base + 1 < savedFrontier.size() &&
+             cands[savedFrontier[base + 1]].savedBytes <= level)
+        ++base;
+      const Candidate &from = cands[savedFrontier[base]];
+      llvm::BitVector kept = from.keep;
+      Sharing sharing = from.sharing;
+      std::string name = from.name;
+      int64_t saved = from.savedBytes;
+      dropped.clear();
+      for (unsigned i = 0; i < n; ++i)
+        if (!kept.test(i) && !info.forced.test(i) &&
+            uses.firstBwd[i] != INT_MAX)
+          dropped.push_back({chainSeconds(i), i});
+      std::stable_sort(dropped.begin(), dropped.end(),
+                       [](const auto &x, const auto &y) {
+                         return x.first > y.first;
+                       });
+      bool changed = false;
+      for (auto [cost, i] : dropped) {
+        int64_t bytes = g.vals[g.saved[i]].bytes;
+        if (saved + bytes > level)
+          continue;
+        saved += bytes;
+        kept.set(i);
+        changed = true;
+      }
+      if (!changed)
+        continue;
+      RematPlan keptPlan = planRemat(g, info, kept, sharing);
+      add(name + " kept to " + std::to_string(level) + " saved bytes", kept,
+          sharing, keptPlan, simulateArena(g, keptPlan, kAlignment));
+    }
   }
   run.solveSeconds = solveTime(run);
+  auto fitsSaved = [&](const Candidate &c) {
+    return run.savedBudgetBytes < 0 || c.savedBytes <= run.savedBudgetBytes;
+  };
+  if (run.savedBudgetBytes >= 0 && llvm::none_of(cands, fitsSaved)) {
+    int64_t least = INT64_MAX;
+    for (const Candidate &c : cands)
+      least = std::min(least, c.savedBytes);
+    return mlir::emitError(info.func->getLoc())
+           << "mw-remat: saved-budget " << formatBytes(run.savedBudgetBytes)
+           << " is below what @" << function
+           << " must keep: the fewest saved-activation bytes of any "
+              "candidate are "
+           << formatBytes(least)
+           << " (values the backward pass reads that cannot be recomputed)";
+  }
   while (true) {
     Candidate *best = nullptr;
     for (Candidate &c : cands)
-      if (c.effectiveArena() <= arenaBudget && (!best || cheaper(c, *best)))
+      if (c.effectiveArena() <= arenaBudget && fitsSaved(c) &&
+          (!best || cheaper(c, *best)))
         best = &c;
     if (!best) {
       // The smallest peak found: the simulation ranks the candidates and
@@ -885,7 +981,8 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       // by a few buffers either way.
       SmallVector<Candidate *> order;
       for (Candidate &c : cands)
-        order.push_back(&c);
+        if (fitsSaved(c))
+          order.push_back(&c);
       std::stable_sort(order.begin(), order.end(),
                        [](const Candidate *a, const Candidate *b) {
                          if (a->simArena != b->simArena)
@@ -906,7 +1003,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       }
       return unreachable(run,
                          planRemat(g, info, lowest->keep, lowest->sharing),
-                         "strategy " + lowest->name);
+                         "strategy " + lowest->name +
+                             (run.savedBudgetBytes >= 0
+                                  ? " within saved-budget"
+                                  : ""));
     }
     RematPlan plan = planRemat(g, info, best->keep, best->sharing);
     if (best->arena) {
@@ -1004,6 +1104,24 @@ void MwRematPass::runOnOperation() {
   }
   if (strategy == RematStrategy::Optimal && !parsedBudget)
     return (void)fail("strategy=optimal needs a budget (budget=BYTES or NN%)");
+  std::optional<Budget> parsedSaved;
+  if (!savedBudget.empty()) {
+    // Unlike a peak, a saved-activation budget may be 0: keep none.
+    StringRef text = StringRef(savedBudget).trim();
+    if (text == "0" || text == "0B" || text == "0%")
+      parsedSaved = Budget();
+    else
+      parsedSaved = parseBudget(text);
+    if (!parsedSaved || parsedSaved->isDevice)
+      return (void)fail("malformed saved-budget '" + savedBudget +
+                        "' (expected bytes with an optional unit B, KB, MB, "
+                        "GB, TB, KiB, MiB, GiB, TiB, or a percentage like "
+                        "30%)");
+    if (strategy != RematStrategy::Auto)
+      return (void)fail("saved-budget is for strategy=auto; strategy=" +
+                        stringifyRematStrategy(strategy) +
+                        " keeps what it keeps");
+  }
 
   auto func = module.lookupSymbol<func::FuncOp>(function);
   if (!func || func.isExternal())
@@ -1046,13 +1164,25 @@ void MwRematPass::runOnOperation() {
     run.arenaBudget = run.budgetBytes - saveAll->persistent;
   }
 
+  if (parsedSaved) {
+    int64_t savedAll = 0;
+    for (Value v : info.saved)
+      savedAll += mw::detail::tensorBytes(v.getType());
+    run.savedBudgetBytes =
+        parsedSaved->isPercent
+            ? static_cast<int64_t>(
+                  std::floor(savedAll * parsedSaved->percent / 100.0))
+            : parsedSaved->bytes;
+  }
+
   run.chosenName = stringifyRematStrategy(strategy).str();
   run.keep = llvm::BitVector(run.n, true);
   run.result = run.saveAll;
   LogicalResult chosen = failure();
   switch (strategy) {
   case RematStrategy::Auto:
-    chosen = parsedBudget ? runAuto(run) : runFixed(run);
+    chosen = parsedBudget || run.savedBudgetBytes >= 0 ? runAuto(run)
+                                                       : runFixed(run);
     break;
   case RematStrategy::Optimal:
     chosen = runOptimal(run);
@@ -1126,6 +1256,9 @@ void MwRematPass::finish(RematRun &run) {
   if (run.budgetBytes >= 0)
     func->setAttr("mw.remat.budget_bytes",
                   b.getI64IntegerAttr(run.budgetBytes));
+  if (run.savedBudgetBytes >= 0)
+    func->setAttr("mw.remat.saved_budget_bytes",
+                  b.getI64IntegerAttr(run.savedBudgetBytes));
   func->setAttr("mw.remat.save_all_peak_bytes",
                 b.getI64IntegerAttr(run.saveAll.peak()));
   func->setAttr("mw.remat.peak_bytes", b.getI64IntegerAttr(result.peak()));
@@ -1138,6 +1271,7 @@ void MwRematPass::finish(RematRun &run) {
       << " arena=" << result.arena
       << " simulated_arena=" << simulateArena(run.g, chosen, kAlignment)
       << " persistent=" << result.persistent
+      << " saved_budget=" << run.savedBudgetBytes
       << " saved_activation_bytes=" << savedBytes
       << " block_activation_bytes=" << blockBytes
       << " recompute_flops=" << chosen.flops << " step_flops=" << stepFlops

@@ -85,12 +85,29 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
     runKey = &key[j];
     n.segment = numSegments - 1;
   }
+  // Only values computed from the data (inputs, labels: any argument that
+  // is not a parameter or optimizer state) are boundaries: a mask or a
+  // parameter cast read by every block is cheap to recompute in each, and
+  // one copy kept alive across the backward would only add its bytes.
+  std::vector<char> fromData(vals.size(), 0);
+  FunctionOpInterface func = info.func;
+  for (BlockArgument arg : info.body->getArguments()) {
+    auto role = func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(),
+                                                MWDialect::kRoleAttrName);
+    fromData[ids.lookup(arg)] = !role || (role.getValue() != Role::param &&
+                                          role.getValue() !=
+                                              Role::optimizer_state);
+  }
+  for (Node &n : nodes)
+    if (llvm::any_of(n.operands, [&](int v) { return fromData[v]; }))
+      for (int r : n.results)
+        fromData[r] = 1;
   for (auto [j, n] : llvm::enumerate(nodes)) {
     if (!n.forward)
       continue;
     for (int v : n.operands) {
       int def = vals[v].def;
-      if (def >= 0 && nodes[def].forward && key[def] != key[j])
+      if (def >= 0 && nodes[def].forward && fromData[v] && key[def] != key[j])
         vals[v].boundary = true;
     }
   }

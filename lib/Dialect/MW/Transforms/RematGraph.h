@@ -64,7 +64,8 @@ struct StepGraph {
     int64_t bytes = 0;
     int def = -1; ///< node id, -1 for a function argument
     Type type;
-    /// A forward value read by a forward op of another block (or from
+    /// A forward value computed from the data (not from parameters and
+    /// constants alone) and read by a forward op of another block (or from
     /// outside blocks into one, or back out): the residual stream between
     /// blocks. A recomputed copy of one serves every later use.
     bool boundary = false;

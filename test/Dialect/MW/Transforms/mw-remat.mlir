@@ -95,6 +95,16 @@
 // B4-ARENA-LABEL: func.func @train_step
 // B4-ARENA-SAME: mw.arena_size = 596992
 
+// saved-budget bounds the saved activations instead of the peak, as
+// PyTorch's activation_memory_budget does: 30% of gpt2-tiny's 660224 saved
+// bytes. auto's candidates reach down to keeping none: saved-budget=0 with
+// a peak budget too takes the plan of all that recomputes every chain from
+// the arguments (all's own plan, which shares, peaks at 2117140 B).
+// RUN: mw-opt %t.mlir --mw-remat="saved-budget=30%" | FileCheck %s --check-prefix=SAVED30
+// SAVED30: mw.remat.saved_activation_bytes = 185088 {{.*}}mw.remat.saved_budget_bytes = 198067
+// RUN: mw-opt %t.mlir --mw-remat="saved-budget=0 budget=2.1MB" | FileCheck %s --check-prefix=SAVED0
+// SAVED0: mw.remat.peak_bytes = 2018580 {{.*}}mw.remat.recompute_flops = 134099200 {{.*}}mw.remat.saved_activation_bytes = 0 {{.*}}mw.remat.saved_budget_bytes = 0
+
 // every-k with k=2 on two blocks keeps the output of block h.1 only, plus
 // the values outside blocks; the bytes kept per layer, in forward order:
 // RUN: mw-opt %t.mlir --mw-remat="strategy=every-k k=2" | FileCheck %s --check-prefix=LAYERS
