@@ -1043,10 +1043,12 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
         solveCheckmateMilp(info, g, target, timeLimit, milp);
     if (failed(kp)) {
       if (milp.status == "infeasible")
+        // The least memory of all: every use recomputes its own chain.
         return unreachable(run,
                            planRemat(g, info, llvm::BitVector(n, false),
-                                     keepAll(info).sharing),
-                           "strategy all; the MILP is infeasible");
+                                     Sharing{/*chains=*/false,
+                                             /*segments=*/false}),
+                           "strategy all unsegmented; the MILP is infeasible");
       if (milp.status == "no-solution")
         return fail("strategy=optimal found no solution within time-limit=" +
                     llvm::formatv("{0}", timeLimit).str() +
