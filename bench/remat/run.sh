@@ -2,12 +2,15 @@
 # Benchmarks --mw-remat on real training steps: every fixed strategy, then a
 # budget sweep of auto (the greedy) against optimal (the MILP), then auto at
 # each fixed strategy's reached peak, then auto's solve time on gpt2 steps of
-# about 500 and 5000 ops. One mw-opt run per cell, sequential, with
-# `verbose=true`; each run's stderr (the one-line remark, or the error of an
-# unreachable budget) and wall time go to RECORDS (JSON lines), which
-# bench/remat/table.py turns into one table per model and a summary.
+# about 500 and 5000 ops, and auto under saved-activation budgets
+# (`saved-budget`, PyTorch's activation_memory_budget). One mw-opt run per
+# cell, sequential, with `verbose=true`; each run's stderr (the one-line
+# remark, or the error of an unreachable budget) and wall time go to RECORDS
+# (JSON lines), which bench/remat/table.py turns into tables per model and a
+# summary.
 # Usage: bench/remat/run.sh [--models a,b] [--quick] [--time-limit SEC]
-#          [--budgets 30%,50%] [--fixed none,sqrt] [--frontier 72%,74%] [--out DIR]
+#          [--budgets 30%,50%] [--fixed none,sqrt] [--frontier 72%,74%]
+#          [--saved 30%,0] [--out DIR]
 #   --models      a comma-separated subset of: gpt2-small-unfused,
 #                 gpt2-small-b8, gpt2-small-fused, gpt2-medium, llama-7b-bf16,
 #                 bert-large, scaling (default: all of them)
@@ -20,6 +23,9 @@
 #                 none,selective,every-k k=1,every-k k=2,sqrt,all)
 #   --frontier    gpt2-small-unfused's fine auto sweep for the activation
 #                 target (default 69%,70%,...,78%; --quick 72%,74%,76%)
+#   --saved       auto's saved-budget sweep, % of the save-all step's saved
+#                 activations or 0 (default 80%,60%,40%,30%,20%,10%,0;
+#                 --quick 30%,10%,0; `none` for no such cells)
 #   --out         where the steps, RECORDS (records.jsonl) and the table
 #                 (table.md) go (default $MW_BUILD_DIR/bench-remat)
 # MW_BUILD_DIR (default build) names the build directory; MW_OPT and MW_MODELS
@@ -37,9 +43,10 @@ time_limit=30
 budgets=
 fixed_list=
 frontier=
+saved=
 cost=time
 out=
-usage() { sed -n '9,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '11,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -55,6 +62,8 @@ while [ $# -gt 0 ]; do
     --fixed=*) fixed_list=${1#*=}; shift ;;
     --frontier) frontier=${2:?--frontier needs a list}; shift 2 ;;
     --frontier=*) frontier=${1#*=}; shift ;;
+    --saved) saved=${2:?--saved needs a list}; shift 2 ;;
+    --saved=*) saved=${1#*=}; shift ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --out=*) out=${1#*=}; shift ;;
     -h|--help) usage ;;
@@ -71,6 +80,10 @@ IFS=, read -r -a model_list <<<"$models"
 IFS=, read -r -a budget_list <<<"$budgets"
 if [ -n "$quick" ]; then frontier=${frontier:-72%,74%,76%}; fi
 IFS=, read -r -a frontier_list <<<"${frontier:-69%,70%,71%,72%,73%,74%,75%,76%,77%,78%}"
+if [ -n "$quick" ]; then saved=${saved:-30%,10%,0}; fi
+saved=${saved:-80%,60%,40%,30%,20%,10%,0}
+[ "$saved" = none ] && saved=
+IFS=, read -r -a saved_list <<<"$saved"
 for m in "${model_list[@]}"; do
   case ",$all_models," in
     *",$m,"*) ;;
@@ -203,6 +216,12 @@ for m in "${model_list[@]}"; do
       cell "$m" frontier "auto $b" "$step" "strategy=auto budget=$b" budget="$b"
     done
   fi
+  # The saved-bytes axis: auto bounded by the saved activations it keeps,
+  # the peak left free (PyTorch's activation_memory_budget).
+  for sb in "${saved_list[@]}"; do
+    cell "$m" saved "auto saved $sb" "$step" "strategy=auto saved-budget=$sb" \
+      saved_budget="$sb"
+  done
   # Auto at exactly the peak a fixed strategy reached: it must not recompute
   # more. Fixed strategies often share a peak; one run serves them all.
   for lp in "${matches[@]}"; do

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Tables of bench/remat/run.sh's records (JSON lines, one mw-opt run each).
 
-Each record holds the run's model, kind (fixed, budget, frontier, match, scaling),
+Each record holds the run's model, kind (fixed, budget, frontier, match, saved,
+scaling),
 label, --mw-remat options, exit status, wall time and stderr; stderr carries
 either the one-line `remark: mw-remat: key=value ...` of verbose=true or the
 error of an unreachable budget. Prints, per model, one markdown table (rows:
-fixed strategies, then budgets; auto and optimal side by side), then a summary
-of ratios against the baselines. Usage: table.py RECORDS.jsonl
+fixed strategies, then budgets; auto and optimal side by side) and, with saved
+cells, one of auto under saved-activation budgets beside PyTorch's, then a
+summary of ratios against the baselines. Usage: table.py RECORDS.jsonl
 """
 
 import json
@@ -25,6 +27,11 @@ BELOW_PERSISTENT = re.compile(
     r"budget (-?\d+) B.*? is below the persistent state of @\S+, (\d+) B")
 FIXED = ["none", "selective", "every-k-k1", "every-k-k2", "sqrt", "all"]
 FIXED_NAMES = {"every-k-k1": "every-k k=1", "every-k-k2": "every-k k=2"}
+# PyTorch 2.15's min-cut partitioner (AOTAutograd, activation_memory_budget)
+# on GPT-2 small's step, recompute FLOPs counted as Memwall's cost model
+# counts them, per fraction of the saved activations (issue 21).
+PYTORCH_SAVED = {"gpt2-small-unfused": {0.3: 82.5e9, 0.2: 136.4e9,
+                                        0.1: 190.8e9, 0.0: 293.5e9}}
 
 
 def number(text):
@@ -98,6 +105,7 @@ class Model:
         self.optimal = {}
         self.match = [r for r in recs if r["kind"] == "match"]
         self.frontier = [r for r in recs if r["kind"] == "frontier"]
+        self.saved = [r for r in recs if r["kind"] == "saved"]
         self.budgets = []
         for r in recs:
             if r["kind"] != "budget":
@@ -248,6 +256,50 @@ def model_table(model):
     for rec in model.frontier:
         print(row([f"auto {rec.get('budget', '?')} (frontier)"] + cells(model, rec)
                   + [""] * 7))
+    print()
+
+
+def saved_fraction(text):
+    """0.3 for "30%", 0.0 for 0; None for bytes."""
+    text = str(text).strip()
+    if text in ("0", "0B", "0%"):
+        return 0.0
+    if text.endswith("%"):
+        try:
+            return float(text[:-1]) / 100.0
+        except ValueError:
+            return None
+    return None
+
+
+def saved_table(model):
+    if not model.saved:
+        return
+    base = field(model.fixed.get("none"), "saved_activation_bytes")
+    ref = PYTORCH_SAVED.get(model.name, {})
+    print(f"### {model.name}: auto under saved-budget (peak free)")
+    print()
+    if base:
+        print(f"save-all saved activations {group_bytes(base)}")
+        print()
+    print(row(["saved-budget", "kept", "kept/save-all", "peak", "extra FLOPs",
+               "recompute GFLOP", "PyTorch GFLOP", "auto/PyTorch"]))
+    print(row(["---"] + ["---:"] * 7))
+    for rec in model.saved:
+        sb = rec.get("saved_budget", "?")
+        if rec["status"] != "ok":
+            print(row([str(sb), outcome(model, rec)] + [""] * 6))
+            continue
+        kept = field(rec, "saved_activation_bytes")
+        flops = field(rec, "recompute_flops")
+        frac = saved_fraction(sb)
+        theirs = ref.get(round(frac, 4)) if frac is not None else None
+        print(row([str(sb), mib(kept),
+                   pct(100.0 * kept / base) if base and kept is not None else "?",
+                   outcome(model, rec), pct(model.extra_pct(rec)),
+                   num(flops / 1e9 if flops is not None else None),
+                   num(theirs / 1e9 if theirs else None) if theirs else "",
+                   fmt_ratio(ratio(flops, theirs)) if theirs else ""]))
     print()
 
 
@@ -450,6 +502,7 @@ def main(argv):
     print()
     for m in models:
         model_table(m)
+        saved_table(m)
     print("# summary")
     print()
     if models:

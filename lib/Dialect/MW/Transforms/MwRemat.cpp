@@ -286,10 +286,12 @@ struct Measurement {
 struct Candidate {
   std::string name;
   llvm::BitVector keep;
-  bool share = false;
+  Sharing sharing;
   int64_t flops = 0;
   double seconds = 0.0, cost = 0.0;
   int64_t simArena = 0;
+  /// The saved-activation bytes it keeps (forced values included).
+  int64_t savedBytes = 0;
   /// The arena the real pipeline planned, once measured.
   std::optional<int64_t> arena;
   int64_t effectiveArena() const {
@@ -334,22 +336,26 @@ LogicalResult checkStep(const StepStructure &info) {
 // Fixed strategies: one function each
 //===----------------------------------------------------------------------===//
 
-/// A kept set (one bit per saved activation) and whether its rewrite shares
-/// recomputed segments.
+/// A kept set (one bit per saved activation) and which recomputed values
+/// its rewrite shares.
 struct KeptSet {
   llvm::BitVector keep;
-  bool share = true;
+  Sharing sharing{/*chains=*/true, /*segments=*/true};
 };
 
 /// none: keep every saved activation.
 KeptSet keepNone(const StepStructure &info) {
-  return {llvm::BitVector(info.saved.size(), true), true};
+  return {llvm::BitVector(info.saved.size(), true)};
 }
 
-/// all: keep none; every backward use recomputes from the arguments, each
-/// value on its own.
+/// all: keep none. The first backward op recomputes the forward from the
+/// arguments; of that, only the block boundaries (the residual stream) stay
+/// alive, and each block's forward is recomputed once more, from its
+/// recomputed input, right before the block's backward: about two forwards,
+/// never all activations alive at once.
 KeptSet keepAll(const StepStructure &info) {
-  return {llvm::BitVector(info.saved.size(), false), false};
+  return {llvm::BitVector(info.saved.size(), false),
+          Sharing{/*chains=*/false, /*segments=*/true}};
 }
 
 /// The blocks of a step that a strategy needs; failure after a diagnostic.
@@ -407,7 +413,7 @@ FailureOr<KeptSet> keepSelective(const StepStructure &info,
 /// sqrt: keep every ceil(sqrt(n))-th of the n articulation values.
 KeptSet keepSqrt(const StepStructure &info) {
   SmallVector<unsigned> candidates = articulationCandidates(info);
-  KeptSet kept{llvm::BitVector(info.saved.size(), false), true};
+  KeptSet kept{llvm::BitVector(info.saved.size(), false)};
   unsigned step = std::max<unsigned>(
       1, static_cast<unsigned>(std::ceil(std::sqrt(candidates.size()))));
   for (auto [j, i] : llvm::enumerate(candidates))
@@ -453,6 +459,8 @@ struct RematRun {
   Measurement saveAll;
   /// -1 without a budget; the arena's share of it (INT64_MAX without).
   int64_t budgetBytes = -1, arenaBudget = INT64_MAX;
+  /// saved-budget in bytes; -1 without one.
+  int64_t savedBudgetBytes = -1;
   /// Appended to budget diagnostics: where the budget came from.
   std::string budgetSource;
   std::chrono::steady_clock::time_point solveStart;
@@ -618,7 +626,7 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   if (failed(fk))
     return failure();
   run.keep = fk->keep;
-  run.chosen = planRemat(run.g, run.info, run.keep, fk->share);
+  run.chosen = planRemat(run.g, run.info, run.keep, fk->sharing);
   run.solveSeconds = solveTime(run);
   if (!run.chosen.clones.empty()) {
     FailureOr<Measurement> m = measure(run.chosen, false);
@@ -650,19 +658,22 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   int64_t arenaBudget = run.arenaBudget;
   const RematPlan &saveAllPlan = run.saveAllPlan;
   std::vector<Candidate> cands;
-  auto add = [&](StringRef name, const llvm::BitVector &kp, bool share,
+  auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
     Candidate c;
     c.name = name.str();
     c.keep = kp;
-    c.share = share;
+    c.sharing = sharing;
     c.flops = plan.flops;
     c.seconds = plan.seconds;
     c.cost = plan.cost;
     c.simArena = simArena;
+    for (auto [i, v] : llvm::enumerate(g.saved))
+      if (kp.test(i) || info.forced.test(i))
+        c.savedBytes += g.vals[v].bytes;
     cands.push_back(std::move(c));
   };
-  add("none", llvm::BitVector(n, true), true, saveAllPlan,
+  add("none", llvm::BitVector(n, true), Sharing(), saveAllPlan,
       simulateArena(g, saveAllPlan, kAlignment));
   cands.front().arena = run.saveAll.arena;
   {
@@ -681,9 +692,18 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (failed(fk))
         continue;
       std::string name = stringifyRematStrategy(fixedStrategy).str();
-      RematPlan plan = planRemat(g, info, fk->keep, fk->share);
-      add(kk ? name + " k=" + std::to_string(kk) : name, fk->keep, fk->share,
-          plan, simulateArena(g, plan, kAlignment));
+      if (kk)
+        name += " k=" + std::to_string(kk);
+      RematPlan plan = planRemat(g, info, fk->keep, fk->sharing);
+      add(name, fk->keep, fk->sharing, plan,
+          simulateArena(g, plan, kAlignment));
+      // Without shared segments: more recompute, clones alive for less
+      // long, so sometimes a smaller arena.
+      Sharing unsegmented = fk->sharing;
+      unsegmented.segments = false;
+      RematPlan alone = planRemat(g, info, fk->keep, unsegmented);
+      add(name + " unsegmented", fk->keep, unsegmented, alone,
+          simulateArena(g, alone, kAlignment));
     }
   }
   // The path: from save-all, repeatedly find the op where the simulated
@@ -692,6 +712,17 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   // most bytes per second of recomputing its chain from what is kept.
   {
     SavedUses uses(g, info);
+    // The path walks plans that share neither chains nor segments (each
+    // dropped value recomputed where it is first used, alive for the
+    // least time); each step is offered with each kind of sharing too.
+    const Sharing pathSharing{/*chains=*/false, /*segments=*/false};
+    const Sharing variants[] = {{/*chains=*/true, /*segments=*/false},
+                                {/*chains=*/false, /*segments=*/true},
+                                {/*chains=*/true, /*segments=*/true}};
+    auto variantName = [](Sharing s) {
+      return std::string(s.chains ? " shared" : "") +
+             (s.segments ? " segments" : "");
+    };
     llvm::BitVector kp(n, true);
     std::vector<int64_t> profile;
     std::vector<int> stamp(g.nodes.size(), -1);
@@ -734,26 +765,38 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         if (step > 0) {
           std::string name =
               "path " + std::to_string(scoring) + "." + std::to_string(step);
-          add(name, kp, false, plan, arena);
-          // The same kept set with shared segments: a dropped value
-          // recomputed in a chain serves its own uses (recomputed once,
-          // alive longer).
-          RematPlan shared = planRemat(g, info, kp, true);
-          add(name + " shared", kp, true, shared,
-              simulateArena(g, shared, kAlignment));
+          add(name, kp, pathSharing, plan, arena);
+          // The same kept set with shared chains (a dropped value
+          // recomputed in a chain serves its own uses: recomputed once,
+          // alive longer) and with shared segments.
+          for (Sharing v : variants) {
+            RematPlan shared = planRemat(g, info, kp, v);
+            add(name + variantName(v), kp, v, shared,
+                simulateArena(g, shared, kAlignment));
+          }
         }
         int peakAt = std::max_element(profile.begin(), profile.end()) -
                      profile.begin();
-        dead.clear();
-        for (unsigned i = 0; i < n; ++i) {
-          if (!kp.test(i) || info.forced.test(i) ||
-              uses.firstBwd[i] == INT_MAX)
-            continue;
-          if (!(uses.deadFrom(g, i) <= peakAt && peakAt < uses.firstBwd[i]))
-            continue;
-          double cost = chainSeconds(i) + 1e-15;
-          double bytes = g.vals[g.saved[i]].bytes;
-          dead.push_back({scoring == 0 ? bytes / cost : 1.0 / cost, i});
+        // Once no kept value is dead at the peak (the peak is then the
+        // gradients', the loss tail's or the persistent state's), dropping
+        // more no longer lowers it, but it still lowers the saved bytes:
+        // the path goes on with every kept value, scored the same way,
+        // down to keeping none, for saved-budget.
+        for (bool atPeak : {true, false}) {
+          dead.clear();
+          for (unsigned i = 0; i < n; ++i) {
+            if (!kp.test(i) || info.forced.test(i) ||
+                uses.firstBwd[i] == INT_MAX)
+              continue;
+            if (atPeak && !(uses.deadFrom(g, i) <= peakAt &&
+                            peakAt < uses.firstBwd[i]))
+              continue;
+            double cost = chainSeconds(i) + 1e-15;
+            double bytes = g.vals[g.saved[i]].bytes;
+            dead.push_back({scoring == 0 ? bytes / cost : 1.0 / cost, i});
+          }
+          if (!dead.empty())
+            break;
         }
         if (dead.empty())
           break;
@@ -769,7 +812,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
           kp.reset(i);
           freed += g.vals[g.saved[i]].bytes;
         }
-        plan = planRemat(g, info, kp, false);
+        plan = planRemat(g, info, kp, pathSharing);
       }
     }
 
@@ -812,9 +855,9 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         ++base;
       const Candidate &from = cands[frontier[base]];
       kp = from.keep;
-      bool share = from.share;
+      Sharing sharing = from.sharing;
       std::string name = from.name;
-      RematPlan plan = planRemat(g, info, kp, share);
+      RematPlan plan = planRemat(g, info, kp, sharing);
       simulateArena(g, plan, kAlignment, &profile);
       dropped.clear();
       for (unsigned i = 0; i < n; ++i)
@@ -842,28 +885,130 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       }
       if (!changed)
         continue;
-      RematPlan prunedPlan = planRemat(g, info, pruned, share);
-      add(name + " pruned to " + std::to_string(level), pruned, share,
+      RematPlan prunedPlan = planRemat(g, info, pruned, sharing);
+      add(name + " pruned to " + std::to_string(level), pruned, sharing,
           prunedPlan, simulateArena(g, prunedPlan, kAlignment));
+    }
+
+    // The same on the saved-bytes axis (saved-budget): for a ladder of
+    // saved-bytes levels (each candidate's on the saved-bytes frontier, and
+    // 64 steps from the fewest to the save-all step's), take the cheapest
+    // candidate keeping at most the level and keep again its dropped
+    // values, the most expensive chain first, while the kept bytes stay
+    // within the level. Budget-independent, as above.
+    SmallVector<unsigned> bySaved(cands.size());
+    std::iota(bySaved.begin(), bySaved.end(), 0u);
+    std::stable_sort(bySaved.begin(), bySaved.end(),
+                     [&](unsigned a, unsigned b) {
+                       if (cands[a].savedBytes != cands[b].savedBytes)
+                         return cands[a].savedBytes < cands[b].savedBytes;
+                       return cheaper(cands[a], cands[b]);
+                     });
+    SmallVector<unsigned> savedFrontier;
+    for (unsigned c : bySaved)
+      if (savedFrontier.empty() || cheaper(cands[c], cands[savedFrontier.back()]))
+        savedFrontier.push_back(c);
+    SmallVector<int64_t> savedLevels;
+    int64_t fewest = cands[bySaved.front()].savedBytes;
+    int64_t most = cands[bySaved.back()].savedBytes;
+    for (unsigned c : savedFrontier)
+      savedLevels.push_back(cands[c].savedBytes);
+    for (int j = 1; j < 64; ++j)
+      savedLevels.push_back(fewest + (most - fewest) * j / 64);
+    llvm::sort(savedLevels);
+    savedLevels.erase(std::unique(savedLevels.begin(), savedLevels.end()),
+                      savedLevels.end());
+    base = 0;
+    for (int64_t level : savedLevels) {
+      while (base + 1 < savedFrontier.size() &&
+             cands[savedFrontier[base + 1]].savedBytes <= level)
+        ++base;
+      const Candidate &from = cands[savedFrontier[base]];
+      llvm::BitVector kept = from.keep;
+      Sharing sharing = from.sharing;
+      std::string name = from.name;
+      int64_t saved = from.savedBytes;
+      dropped.clear();
+      for (unsigned i = 0; i < n; ++i)
+        if (!kept.test(i) && !info.forced.test(i) &&
+            uses.firstBwd[i] != INT_MAX)
+          dropped.push_back({chainSeconds(i), i});
+      std::stable_sort(dropped.begin(), dropped.end(),
+                       [](const auto &x, const auto &y) {
+                         return x.first > y.first;
+                       });
+      bool changed = false;
+      for (auto [cost, i] : dropped) {
+        int64_t bytes = g.vals[g.saved[i]].bytes;
+        if (saved + bytes > level)
+          continue;
+        saved += bytes;
+        kept.set(i);
+        changed = true;
+      }
+      if (!changed)
+        continue;
+      RematPlan keptPlan = planRemat(g, info, kept, sharing);
+      add(name + " kept to " + std::to_string(level) + " saved bytes", kept,
+          sharing, keptPlan, simulateArena(g, keptPlan, kAlignment));
     }
   }
   run.solveSeconds = solveTime(run);
+  auto fitsSaved = [&](const Candidate &c) {
+    return run.savedBudgetBytes < 0 || c.savedBytes <= run.savedBudgetBytes;
+  };
+  if (run.savedBudgetBytes >= 0 && llvm::none_of(cands, fitsSaved)) {
+    int64_t least = INT64_MAX;
+    for (const Candidate &c : cands)
+      least = std::min(least, c.savedBytes);
+    return mlir::emitError(info.func->getLoc())
+           << "mw-remat: saved-budget " << formatBytes(run.savedBudgetBytes)
+           << " is below what @" << function
+           << " must keep: the fewest saved-activation bytes of any "
+              "candidate are "
+           << formatBytes(least)
+           << " (values the backward pass reads that cannot be recomputed)";
+  }
   while (true) {
     Candidate *best = nullptr;
     for (Candidate &c : cands)
-      if (c.effectiveArena() <= arenaBudget && (!best || cheaper(c, *best)))
+      if (c.effectiveArena() <= arenaBudget && fitsSaved(c) &&
+          (!best || cheaper(c, *best)))
         best = &c;
     if (!best) {
-      Candidate *lowest = &cands.front();
+      // The smallest peak found: the simulation ranks the candidates and
+      // the real pipeline decides among the few lowest, whose arenas differ
+      // by a few buffers either way.
+      SmallVector<Candidate *> order;
       for (Candidate &c : cands)
-        if (c.effectiveArena() < lowest->effectiveArena() ||
-            (c.effectiveArena() == lowest->effectiveArena() &&
-             cheaper(c, *lowest)))
-          lowest = &c;
-      return unreachable(run, planRemat(g, info, lowest->keep, lowest->share),
-                         "strategy " + lowest->name);
+        if (fitsSaved(c))
+          order.push_back(&c);
+      std::stable_sort(order.begin(), order.end(),
+                       [](const Candidate *a, const Candidate *b) {
+                         if (a->simArena != b->simArena)
+                           return a->simArena < b->simArena;
+                         return cheaper(*a, *b);
+                       });
+      Candidate *lowest = nullptr;
+      for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
+        if (!c->arena) {
+          FailureOr<Measurement> m =
+              measure(planRemat(g, info, c->keep, c->sharing), false);
+          if (failed(m))
+            return failure();
+          c->arena = m->arena;
+        }
+        if (!lowest || *c->arena < *lowest->arena)
+          lowest = c;
+      }
+      return unreachable(run,
+                         planRemat(g, info, lowest->keep, lowest->sharing),
+                         "strategy " + lowest->name +
+                             (run.savedBudgetBytes >= 0
+                                  ? " within saved-budget"
+                                  : ""));
     }
-    RematPlan plan = planRemat(g, info, best->keep, best->share);
+    RematPlan plan = planRemat(g, info, best->keep, best->sharing);
     if (best->arena) {
       run.result = run.saveAll; // only `none` starts measured
     } else {
@@ -898,9 +1043,12 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
         solveCheckmateMilp(info, g, target, timeLimit, milp);
     if (failed(kp)) {
       if (milp.status == "infeasible")
-        return unreachable(run, planRemat(g, info, llvm::BitVector(n, false),
-                                     false),
-                           "strategy all; the MILP is infeasible");
+        // The least memory of all: every use recomputes its own chain.
+        return unreachable(run,
+                           planRemat(g, info, llvm::BitVector(n, false),
+                                     Sharing{/*chains=*/false,
+                                             /*segments=*/false}),
+                           "strategy all unsegmented; the MILP is infeasible");
       if (milp.status == "no-solution")
         return fail("strategy=optimal found no solution within time-limit=" +
                     llvm::formatv("{0}", timeLimit).str() +
@@ -908,7 +1056,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
       return failure();
     }
     run.keep = *kp;
-    run.chosen = planRemat(g, info, run.keep, false);
+    run.chosen = planRemat(g, info, run.keep, Sharing());
     FailureOr<Measurement> m = measure(run.chosen, false);
     if (failed(m))
       return failure();
@@ -958,6 +1106,24 @@ void MwRematPass::runOnOperation() {
   }
   if (strategy == RematStrategy::Optimal && !parsedBudget)
     return (void)fail("strategy=optimal needs a budget (budget=BYTES or NN%)");
+  std::optional<Budget> parsedSaved;
+  if (!savedBudget.empty()) {
+    // Unlike a peak, a saved-activation budget may be 0: keep none.
+    StringRef text = StringRef(savedBudget).trim();
+    if (text == "0" || text == "0B" || text == "0%")
+      parsedSaved = Budget();
+    else
+      parsedSaved = parseBudget(text);
+    if (!parsedSaved || parsedSaved->isDevice)
+      return (void)fail("malformed saved-budget '" + savedBudget +
+                        "' (expected bytes with an optional unit B, KB, MB, "
+                        "GB, TB, KiB, MiB, GiB, TiB, or a percentage like "
+                        "30%)");
+    if (strategy != RematStrategy::Auto)
+      return (void)fail("saved-budget is for strategy=auto; strategy=" +
+                        stringifyRematStrategy(strategy) +
+                        " keeps what it keeps");
+  }
 
   auto func = module.lookupSymbol<func::FuncOp>(function);
   if (!func || func.isExternal())
@@ -975,7 +1141,7 @@ void MwRematPass::runOnOperation() {
 
   // The save-all program, measured: the reference for percentages and the
   // persistent bytes every candidate shares.
-  run.saveAllPlan = planRemat(g, info, llvm::BitVector(run.n, true), true);
+  run.saveAllPlan = planRemat(g, info, llvm::BitVector(run.n, true), Sharing());
   FailureOr<Measurement> saveAll = measure(run.saveAllPlan, false);
   if (failed(saveAll))
     return signalPassFailure();
@@ -1000,13 +1166,25 @@ void MwRematPass::runOnOperation() {
     run.arenaBudget = run.budgetBytes - saveAll->persistent;
   }
 
+  if (parsedSaved) {
+    int64_t savedAll = 0;
+    for (Value v : info.saved)
+      savedAll += mw::detail::tensorBytes(v.getType());
+    run.savedBudgetBytes =
+        parsedSaved->isPercent
+            ? static_cast<int64_t>(
+                  std::floor(savedAll * parsedSaved->percent / 100.0))
+            : parsedSaved->bytes;
+  }
+
   run.chosenName = stringifyRematStrategy(strategy).str();
   run.keep = llvm::BitVector(run.n, true);
   run.result = run.saveAll;
   LogicalResult chosen = failure();
   switch (strategy) {
   case RematStrategy::Auto:
-    chosen = parsedBudget ? runAuto(run) : runFixed(run);
+    chosen = parsedBudget || run.savedBudgetBytes >= 0 ? runAuto(run)
+                                                       : runFixed(run);
     break;
   case RematStrategy::Optimal:
     chosen = runOptimal(run);
@@ -1080,6 +1258,9 @@ void MwRematPass::finish(RematRun &run) {
   if (run.budgetBytes >= 0)
     func->setAttr("mw.remat.budget_bytes",
                   b.getI64IntegerAttr(run.budgetBytes));
+  if (run.savedBudgetBytes >= 0)
+    func->setAttr("mw.remat.saved_budget_bytes",
+                  b.getI64IntegerAttr(run.savedBudgetBytes));
   func->setAttr("mw.remat.save_all_peak_bytes",
                 b.getI64IntegerAttr(run.saveAll.peak()));
   func->setAttr("mw.remat.peak_bytes", b.getI64IntegerAttr(result.peak()));
@@ -1092,6 +1273,7 @@ void MwRematPass::finish(RematRun &run) {
       << " arena=" << result.arena
       << " simulated_arena=" << simulateArena(run.g, chosen, kAlignment)
       << " persistent=" << result.persistent
+      << " saved_budget=" << run.savedBudgetBytes
       << " saved_activation_bytes=" << savedBytes
       << " block_activation_bytes=" << blockBytes
       << " recompute_flops=" << chosen.flops << " step_flops=" << stepFlops

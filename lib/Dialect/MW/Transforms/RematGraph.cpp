@@ -59,10 +59,62 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
   }
   for (Value v : info.saved)
     saved.push_back(ids.lookup(v));
+
+  // Backward segments and boundary values, keyed by the block of each op's
+  // layer path: "h.3" for "h.3.attn", one key for every named layer outside
+  // blocks (embeddings, final norm, head, loss), "" for ops without one.
+  std::vector<std::string> key(nodes.size());
+  for (auto [j, n] : llvm::enumerate(nodes)) {
+    std::string path = getLayerPath(n.op);
+    if (path.empty())
+      continue;
+    auto split = splitLayerPath(path);
+    key[j] = split ? split->first : std::string("<outside blocks>");
+  }
+  int numSegments = 0;
+  const std::string *runKey = nullptr;
+  for (auto [j, n] : llvm::enumerate(nodes)) {
+    if (!isBackward(j))
+      continue;
+    if (key[j].empty()) {
+      n.segment = runKey ? numSegments - 1 : numSegments++;
+      continue;
+    }
+    if (!runKey || *runKey != key[j])
+      ++numSegments;
+    runKey = &key[j];
+    n.segment = numSegments - 1;
+  }
+  // Only values computed from the data (inputs, labels: any argument that
+  // is not a parameter or optimizer state) are boundaries: a mask or a
+  // parameter cast read by every block is cheap to recompute in each, and
+  // one copy kept alive across the backward would only add its bytes.
+  std::vector<char> fromData(vals.size(), 0);
+  FunctionOpInterface func = info.func;
+  for (BlockArgument arg : info.body->getArguments()) {
+    auto role = func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(),
+                                                MWDialect::kRoleAttrName);
+    fromData[ids.lookup(arg)] = !role || (role.getValue() != Role::param &&
+                                          role.getValue() !=
+                                              Role::optimizer_state);
+  }
+  for (Node &n : nodes)
+    if (llvm::any_of(n.operands, [&](int v) { return fromData[v]; }))
+      for (int r : n.results)
+        fromData[r] = 1;
+  for (auto [j, n] : llvm::enumerate(nodes)) {
+    if (!n.forward)
+      continue;
+    for (int v : n.operands) {
+      int def = vals[v].def;
+      if (def >= 0 && nodes[def].forward && fromData[v] && key[def] != key[j])
+        vals[v].boundary = true;
+    }
+  }
 }
 
 RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
-                    const llvm::BitVector &keep, bool share) {
+                           const llvm::BitVector &keep, Sharing sharing) {
   RematPlan plan;
   std::vector<char> kept(g.vals.size(), 0);
   struct Dropped {
@@ -107,12 +159,27 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   for (const Dropped &d : dropped)
     lastUse[d.value] = d.last;
 
-  /// A recomputed value and the last node index where it is live anyway.
+  /// A recomputed value: its clone, the node it was inserted before, and the
+  /// last node index where it is live anyway.
   struct Available {
     int clone;
+    int madeAt;
     int liveUntil;
   };
   llvm::DenseMap<int, Available> available;
+  // Whether the clone `a` of value `v` may serve a use at node `p`: it is
+  // live there anyway, or (sharing segments) `p` is in the backward segment
+  // it was made in, or `v` is a boundary value. Reusing it keeps it alive
+  // to `p`; the plan's clones and the arena simulation see exactly that.
+  auto usable = [&](int v, const Available &a, int p) {
+    if (a.liveUntil >= p)
+      return true;
+    if (!sharing.segments)
+      return false;
+    int segment = g.nodes[p].segment;
+    return g.vals[v].boundary ||
+           (segment >= 0 && g.nodes[a.madeAt].segment == segment);
+  };
   llvm::DenseSet<int> done;
   int next = g.vals.size();
   std::function<int(int, int, int)> materialize = [&](int v, int p,
@@ -121,8 +188,10 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
     if (def < 0 || !g.nodes[def].forward || kept[v])
       return v;
     auto it = available.find(v);
-    if (it != available.end() && it->second.liveUntil >= p)
+    if (it != available.end() && usable(v, it->second, p)) {
+      it->second.liveUntil = std::max(it->second.liveUntil, p);
       return it->second.clone;
+    }
     const StepGraph::Node &node = g.nodes[def];
     RematPlan::Clone c;
     c.node = def;
@@ -144,16 +213,18 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
         continue;
       int liveUntil = p;
       if (lastUse[orig] >= 0 && !done.contains(orig) &&
-          (share || orig == wanted))
+          (sharing.chains || orig == wanted))
         liveUntil = lastUse[orig];
-      available[orig] = {copy, liveUntil};
+      available[orig] = {copy, p, liveUntil};
     }
     plan.clones.push_back(std::move(c));
     return result;
   };
   for (const Dropped &d : dropped) {
     int r = materialize(d.value, d.first, d.value);
-    available[d.value] = {r, d.last};
+    Available &a = available[d.value];
+    a.clone = r;
+    a.liveUntil = std::max(a.liveUntil, d.last);
     done.insert(d.value);
     plan.replace.push_back({d.value, r});
   }

@@ -49,6 +49,11 @@ struct StepGraph {
     SmallVector<int> tied;
     SmallVector<bool> inPlace;
     bool forward = false, terminator = false, view = false, constant = false;
+    /// For a backward op, its backward segment: a maximal run of backward
+    /// ops of one transformer block (or of the layers outside blocks: the
+    /// loss tail); ops without a layer path join the run they are in, and
+    /// outside any run each is a segment of its own. -1 for other ops.
+    int segment = -1;
     int64_t flops = 0;
     double seconds = 0.0;
     /// What the strategies minimize: `seconds`, or with cost=flops the
@@ -59,6 +64,11 @@ struct StepGraph {
     int64_t bytes = 0;
     int def = -1; ///< node id, -1 for a function argument
     Type type;
+    /// A forward value computed from the data (not from parameters and
+    /// constants alone) and read by a forward op of another block (or from
+    /// outside blocks into one, or back out): the residual stream between
+    /// blocks. A recomputed copy of one serves every later use.
+    bool boundary = false;
   };
   std::vector<Node> nodes;
   std::vector<Val> vals;
@@ -102,14 +112,29 @@ struct RematPlan {
 };
 
 
+/// Which recomputed values later backward uses may read instead of
+/// recomputing them again.
+struct Sharing {
+  /// A dropped value recomputed inside another value's chain serves its own
+  /// backward uses too (a checkpointed segment is recomputed once, as
+  /// torch.utils.checkpoint does), alive from there to its last use.
+  bool chains = false;
+  /// A clone serves every later use in the backward segment it was made in
+  /// (StepGraph::Node::segment), and a clone of a boundary value serves
+  /// every later use: a block's forward is recomputed once, just before its
+  /// backward, from its input recomputed once. Without it (and without
+  /// `chains`) only clones still live anyway are reused, and each backward
+  /// use recomputes its chain down to what is kept.
+  bool segments = true;
+};
+
 /// Keeps the saved values whose bit is set in `keep` (and the forced ones)
 /// and recomputes the others, each right before its first backward use, by
-/// cloning its recompute chain. `share`: a dropped value recomputed inside
-/// another value's chain serves its own backward uses too (a checkpointed
-/// segment is recomputed once, as torch.utils.checkpoint does); without it
-/// only clones still live anyway are reused.
+/// cloning its recompute chain; `sharing` says which clones later uses
+/// reuse. Every clone in the plan is one op in the rewritten IR, and
+/// `flops` is their sum.
 RematPlan planRemat(const StepGraph &g, const StepStructure &info,
-                    const llvm::BitVector &keep, bool share);
+                    const llvm::BitVector &keep, Sharing sharing);
 
 /// Applies `plan` (made on a graph of this very function) to the IR.
 void applyPlan(const StepGraph &g, const RematPlan &plan);

@@ -29,7 +29,7 @@ remat::solveCheckmateMilp(const StepStructure &info, const StepGraph &g,
   SavedUses uses(g, info);
   const std::vector<int> &savedIndex = uses.savedIndex;
   const SmallVector<int> &firstBwd = uses.firstBwd;
-  RematPlan saveAll = planRemat(g, info, llvm::BitVector(n, true), false);
+  RematPlan saveAll = planRemat(g, info, llvm::BitVector(n, true), Sharing());
   std::vector<int64_t> base;
   simulateArena(g, saveAll, kAlignment, &base);
 

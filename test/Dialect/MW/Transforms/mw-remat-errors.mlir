@@ -43,6 +43,16 @@
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=sqrt budget=2000000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
 // FIXED: error: {{.*}}mw-remat: strategy=sqrt plans a peak of 2117140 B (2.02 MiB) (arena 694272 B (678.00 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
 
+// saved-budget: malformed, on a fixed strategy, and below what a step must
+// keep (its one saved activation is also returned).
+// RUN: not mw-opt %t.mlir --mw-remat=saved-budget=12XB -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-MALFORMED
+// RUN: not mw-opt %t.mlir --mw-remat=saved-budget=auto -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-MALFORMED
+// SAVED-MALFORMED: mw-remat: malformed saved-budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage like 30%)
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=sqrt saved-budget=30%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-FIXED
+// SAVED-FIXED: mw-remat: saved-budget is for strategy=auto; strategy=sqrt keeps what it keeps
+// RUN: not mw-opt %S/Inputs/remat-forced.mlir --mw-remat=saved-budget=64 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-FORCED
+// SAVED-FORCED: error: mw-remat: saved-budget 64 B is below what @train_step must keep: the fewest saved-activation bytes of any candidate are 128 B (values the backward pass reads that cannot be recomputed)
+
 // RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100 or cpu)
 

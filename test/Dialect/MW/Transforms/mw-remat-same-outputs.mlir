@@ -22,6 +22,10 @@
 // RUN: mw-eval %t.gpt.auto.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // RUN: mw-opt %t.gpt.mlir --mw-remat="budget=92%" -o %t.gpt.auto92.mlir
 // RUN: mw-eval %t.gpt.auto92.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// RUN: mw-opt %t.gpt.mlir --mw-remat="saved-budget=30%" -o %t.gpt.saved.mlir
+// RUN: mw-eval %t.gpt.saved.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
+// RUN: mw-opt %t.gpt.mlir --mw-remat="saved-budget=0" -o %t.gpt.saved0.mlir
+// RUN: mw-eval %t.gpt.saved0.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal budget=92%" -o %t.gpt.opt.mlir
 // RUN: mw-eval %t.gpt.opt.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // Unfused attention: selective recomputes the core attention.

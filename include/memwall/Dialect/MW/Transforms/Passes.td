@@ -251,7 +251,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     ```
 
     Strategies: `none` (keep every saved activation), `all` (keep only the
-    function's arguments), `every-k` (keep the outputs of every `k`-th
+    function's arguments; the forward is recomputed once for the loss and
+    each block's once more before its backward), `every-k` (keep the outputs of every `k`-th
     transformer block, blocks named by `mw.layer = "h.N..."` attributes or,
     without them, `loc("h.N...")`-style locations),
     `sqrt` (Chen et al. 2016: every ceil(sqrt(n))-th of the n articulation
@@ -275,7 +276,11 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     percentage of the save-all peak (`60%`) or `auto` (the memory of
     `target`'s device); a fixed strategy over it is an
     error, and an unreachable budget is an error that states the smallest
-    peak found and lists the buffers live there. The step records
+    peak found and lists the buffers live there. `saved-budget` (auto only)
+    bounds the saved activations kept from the forward pass instead of, or
+    besides, the peak (bytes, or a percentage of what the save-all step
+    saves), as PyTorch's `activation_memory_budget` does; auto's
+    candidates reach down to keeping none. The step records
     `mw.remat.*` attributes (see docs/remat.md); `verbose` adds a remark
     with the figures and the solve time.
   }];
@@ -304,6 +309,10 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
            "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "
            "device memory: h200 141 GB, h100 and a100 80 GB); empty for "
+           "none">,
+    Option<"savedBudget", "saved-budget", "std::string", /*default=*/"\"\"",
+           "strategy=auto: the most saved-activation bytes to keep, bytes "
+           "with an optional unit or NN% of the save-all step's; empty for "
            "none">,
     Option<"k", "k", "int64_t", /*default=*/"2",
            "every-k: keep the output of every k-th transformer block">,
