@@ -304,6 +304,14 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
   for (auto [name, value] : sizes)
     if (value <= 0)
       return fail("--" + name + " must be positive, got " + Twine(value));
+  // Each layer is a few dozen ops, generated and then verified in one go:
+  // past this a run takes minutes (and its training step exceeds
+  // --mw-autodiff's op limit), so stop at once instead.
+  constexpr int64_t kMaxLayers = 2048;
+  if (c.layers > kMaxLayers)
+    return fail("--layers " + Twine(c.layers) + " is more than " +
+                Twine(kMaxLayers) + ", the most mw-models generates (GPT-3 "
+                "has 96)");
 
   if (c.rotary && c.family != Family::Llama)
     return fail("--rotary applies only to the llama family, not " +

@@ -7,6 +7,10 @@
 //
 // RUN: not mw-models gpt --layers 0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: mw-models: error: --layers must be positive, got 0
+// A size that would run for minutes stops at once, naming the limit.
+// RUN: not mw-models gpt --layers 100000 -o %t.out 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not test -e %t.out
+// HUGE: mw-models: error: --layers 100000 is more than 2048, the most mw-models generates (GPT-3 has 96)
 // RUN: not mw-models llama --batch -2 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: mw-models: error: --batch must be positive, got -2
 // RUN: not mw-models mlp --classes 0 2>&1 | FileCheck %s --check-prefix=CLASSES
@@ -35,7 +39,7 @@
 // Sizes that do not fit the i32 labels or overflow 64-bit sizes.
 // RUN: not mw-models gpt --vocab 3000000000 2>&1 | FileCheck %s --check-prefix=VOCAB
 // VOCAB: mw-models: error: --vocab (3000000000) does not fit the i32 tokens and labels
-// RUN: not mw-models gpt --hidden 4000000000 --heads 1 --layers 1000000 2>&1 | FileCheck %s --check-prefix=OVERFLOW
+// RUN: not mw-models gpt --hidden 4000000000000 --heads 1 --ffn 4000000000000 --layers 2000 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 // OVERFLOW: mw-models: error: the model is too large: a tensor size overflows 64-bit integers
 //
 // RUN: not mw-models gpt --dtype f64 2>&1 | FileCheck %s --check-prefix=DTYPE
