@@ -226,6 +226,9 @@ class FxImporter:
         # Facts about emitted values that later patterns read.
         self.transposed: Dict[str, MwValue] = {}  # ssa -> source (last two swapped)
         self.log_softmax_of: Dict[str, Tuple[MwValue, int]] = {}
+        self.const_cache: Dict[Tuple[int, Optional[str]], MwValue] = {}
+        self.const_keep: List[Const] = []  # keeps the ids above unique
+        self.const_by_value: Dict[Tuple[str, Tuple[int, ...], bytes], MwValue] = {}
         self.cur_node: Optional[torch.fx.Node] = None
         self.locs: Dict[str, int] = {}
         self.loc_defs: List[str] = []
@@ -289,7 +292,7 @@ class FxImporter:
             ty = f"{operands[0].type} -> {results[0].type}"
         elif syntax == "cast":
             ty = f"{operands[0].type} to {results[0].type}"
-        elif syntax == "none":
+        elif syntax in ("none", "const"):
             ty = results[0].type
         else:
             raise AssertionError(syntax)
@@ -298,7 +301,12 @@ class FxImporter:
             body += f" {ops_txt}"
         if prefix_args:
             body += f" {prefix_args}"
-        text = f"{res_txt} = {body}{self._attr_dict(attrs)} : {ty}{self._loc()}"
+        if syntax == "const":
+            # mw.constant prints its attribute dictionary before the value.
+            text = (f"{res_txt} = {opname}{self._attr_dict(attrs)} {prefix_args} : "
+                    f"{results[0].type}{self._loc()}")
+        else:
+            text = f"{res_txt} = {body}{self._attr_dict(attrs)} : {ty}{self._loc()}"
         self.ops.append(_Op([r.ssa for r in results], [o.ssa for o in operands], text))
         return results
 
@@ -325,9 +333,17 @@ class FxImporter:
         if flat.numel() > 0 and bool((flat == flat[0]).all()):
             return self.splat(flat[0].item(), elem, shape)
         data = t.contiguous().numpy().tobytes()
+        # Equal constants are one value: each layer folds its own copy of
+        # Llama's rotary tables.
+        key = (elem, shape, data)
+        hit = self.const_by_value.get(key)
+        if hit is not None:
+            return hit
         hexs = "0x" + data.hex().upper()
-        return self.emit("mw.constant", [], [shape], [elem], syntax="none",
-                         prefix_args=f'dense<"{hexs}">')[0]
+        r = self.emit("mw.constant", [], [shape], [elem], syntax="const",
+                      prefix_args=f'dense<"{hexs}">')[0]
+        self.const_by_value[key] = r
+        return r
 
     def _here(self) -> str:
         if self.cur_node is None:
@@ -343,7 +359,16 @@ class FxImporter:
                 return self.cast(x, elem)
             return x
         if isinstance(x, Const):
-            x = x.value
+            # One SSA value per folded tensor, however many ops use it
+            # (Llama's rotary tables feed every layer).
+            key = (id(x), elem)
+            hit = self.const_cache.get(key)
+            if hit is not None:
+                return hit
+            r = self.value(x.value, elem)
+            self.const_cache[key] = r
+            self.const_keep.append(x)
+            return r
         if isinstance(x, torch.Tensor):
             if elem is not None:
                 x = x.to({v: k for k, v in _DTYPES.items()}[elem])
@@ -784,12 +809,16 @@ def _embedding(imp, node, weight, indices, padding_idx=-1, *args):
     w = imp.value(weight)
     if isinstance(imp.env.get(indices), Const):
         idx = imp.env[indices].value
-        flat = idx.reshape(-1)
-        n = flat.numel()
-        if n > 0 and bool((flat == torch.arange(n, dtype=flat.dtype) + flat[0]).all()):
-            # Position ids: a contiguous range of rows is a slice.
-            rows = imp.slice(w, [int(flat[0]), 0], [n, w.shape[1]])
-            return imp.reshape(rows, shape)
+        # Position ids: a contiguous range of rows, the same for every
+        # sequence of the batch, is a slice of the table.
+        row = idx.reshape(-1, idx.shape[-1])[0] if idx.dim() else idx.reshape(1)
+        n = row.numel()
+        if n > 0 and bool((idx == row).all()) and \
+                bool((row == torch.arange(n, dtype=row.dtype) + row[0]).all()) and \
+                0 <= int(row[0]) and int(row[0]) + n <= w.shape[0]:
+            rows = imp.slice(w, [int(row[0]), 0], [n, w.shape[1]])
+            lead = (1,) * (len(shape) - 2)
+            return imp.broadcast(imp.reshape(rows, lead + rows.shape), shape)
     return imp.emit("mw.embedding", [w, imp.value(indices)], [shape], [elem])[0]
 
 

@@ -28,7 +28,7 @@ import tempfile
 
 try:
     import torch
-    import transformers  # noqa: F401
+    import transformers
     from safetensors.torch import load_file
 except ImportError as e:  # the venv is absent: a skip, not a failure
     print(f"skipped: {e}")
@@ -39,17 +39,46 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 from memwall import api, hf  # noqa: E402
 
+transformers.logging.set_verbosity_error()
+
 LR = 1024.0
 TOL_FWD = 1e-5
 TOL_GRAD = 1e-4
 
 
-def rel(ours, ref):
+def rel(ours, ref, floor=0.0):
     ours = ours.double()
     ref = ref.double()
-    scale = ref.abs().max().item()
+    scale = max(ref.abs().max().item(), floor)
     diff = (ours - ref).abs().max().item()
     return diff / scale if scale > 0 else diff
+
+
+def worst_grad(weights, new, named):
+    """The worst per-tensor relative error of g = (p - p') / LR, and the
+    tensor. A tensor whose gradient is zero analytically (the key projection's
+    bias: softmax does not see a per-query constant added to every score)
+    holds only rounding noise in both programs (torch's is below 1e-6 of the
+    model's largest gradient); its error is measured against the model's
+    largest gradient instead of its own noise."""
+    gmax = max(p.grad.abs().max().item() for p in named.values()
+               if p.grad is not None)
+    worst, worst_name = 0.0, ""
+    zeros = []
+    for name, p0 in weights.items():
+        g_ours = (p0.double() - new[name].double()) / LR
+        g_ref = named[name].grad
+        if g_ref.abs().max().item() < 1e-6 * gmax:
+            zeros.append(name)
+            e = rel(g_ours, g_ref, gmax)
+        else:
+            e = rel(g_ours, g_ref)
+        if e >= worst:
+            worst, worst_name = e, name
+    if zeros:
+        print(f"  (analytically zero gradients, measured against the largest "
+              f"gradient: {', '.join(zeros)})")
+    return worst, worst_name
 
 
 def run(cmd):
@@ -125,13 +154,7 @@ def main():
          "--outputs", f("step.out.safetensors")])
     new = load_file(f("step.out.safetensors"))
     named = dict(model.named_parameters())
-    worst, worst_name = 0.0, ""
-    for name, p0 in res.weights.items():
-        g_ref = named[name].grad
-        g_ours = (p0.double() - new[name].double()) / LR
-        e = rel(g_ours, g_ref)
-        if e > worst:
-            worst, worst_name = e, name
+    worst, worst_name = worst_grad(res.weights, new, named)
     check(f"gradients (mw-eval, worst {worst_name})", worst, TOL_GRAD)
     check("loss of the training step (mw-eval)", rel(new["loss"], ref_loss.detach()),
           TOL_FWD)
@@ -146,12 +169,7 @@ def main():
     run_loss = torch.tensor(report_loss(report))
     check("loss (mw-run, cpu)", rel(run_loss, ref_loss.detach()), TOL_FWD)
     new = load_file(f("run.out.safetensors"))
-    worst, worst_name = 0.0, ""
-    for name, p0 in res.weights.items():
-        g_ours = (p0.double() - new[name].double()) / LR
-        e = rel(g_ours, named[name].grad)
-        if e > worst:
-            worst, worst_name = e, name
+    worst, worst_name = worst_grad(res.weights, new, named)
     check(f"gradients (mw-run, cpu, worst {worst_name})", worst, TOL_GRAD)
 
     if failures:
