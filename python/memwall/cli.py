@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="-", help="the .mlir file (- for stdout)")
     p.add_argument("--weights", metavar="FILE",
                    help="write the parameters as safetensors under their "
-                        "state_dict names")
+                        "state_dict names (without it, --hf models are built "
+                        "with fake tensors: no memory for the weights)")
     p.add_argument("--save-inputs", metavar="FILE",
                    help="write the example inputs (and labels) as safetensors")
     return p
@@ -98,7 +99,10 @@ def run(argv) -> int:
                 raise MwImportError(f"--config wants KEY=VALUE, got '{kv}'")
             k, v = kv.split("=", 1)
             overrides[k] = hf.parse_value(v)
-        model, config = hf.build_model(args.hf, args.preset, overrides, args.seed)
+        # Without --weights nothing needs the parameters' values: fake
+        # tensors keep published sizes (Llama-7B) within a laptop's memory.
+        model, config = hf.build_model(args.hf, args.preset, overrides, args.seed,
+                                       materialize=bool(args.weights))
         limit = getattr(config, "n_positions", None) or \
             getattr(config, "max_position_embeddings", None)
         if limit is not None and seq > limit:

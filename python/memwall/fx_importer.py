@@ -1067,8 +1067,10 @@ def _sdpa(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     attrs = {}
     if causal:
         attrs["causal"] = None
+    # head_dim ** -0.5 and 1 / sqrt(head_dim) may differ in the last bit of
+    # a double; that is the default scale, not a different one.
     if scale is not None and not math.isclose(scale, 1.0 / math.sqrt(d),
-                                              rel_tol=0, abs_tol=0):
+                                              rel_tol=1e-12, abs_tol=0):
         attrs["scale"] = _float_attr(scale) + " : f64"
     out, _lse = imp.emit("mw.attention", [vq, vk, vv], [shape, (b, h, s)],
                          [elem, "f32"], attrs=attrs)

@@ -79,8 +79,12 @@ def parse_value(text: str):
 
 
 def build_model(family: str, preset: str = "tiny", overrides: Dict[str, object] = None,
-                seed: int = 0):
-    """The model and its config, weights from the library's init under `seed`."""
+                seed: int = 0, materialize: bool = True):
+    """The model and its config, weights from the library's init under `seed`.
+
+    Without `materialize` the parameters are fake tensors (shapes and dtypes,
+    no memory: Llama-7B exports in 1 GB), as mw-models builds GPT-3 without
+    weights; buffers, which the importer folds, are real."""
     if family not in PRESETS:
         raise MwImportError(
             f"unknown model family '{family}' (known: {', '.join(PRESETS)})")
@@ -103,7 +107,27 @@ def build_model(family: str, preset: str = "tiny", overrides: Dict[str, object] 
     # default and what maps onto mw.attention.
     config._attn_implementation = "sdpa"
     torch.manual_seed(seed)
-    model = model_cls(config).eval()
+    if materialize:
+        return model_cls(config).eval(), config
+    from torch._subclasses.fake_tensor import FakeTensorMode, is_fake
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    with FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv()):
+        model = model_cls(config).eval()
+    # Buffers (rotary frequencies, position ids) are small and folded into
+    # the IR: take them from a real instance of the module that owns them.
+    for owner_name, owner in model.named_modules():
+        for name, buf in list(owner._buffers.items()):
+            if buf is None or not is_fake(buf):
+                continue
+            try:
+                fresh = type(owner)(config=config)
+            except Exception as e:  # noqa: BLE001
+                raise MwImportError(
+                    f"buffer '{owner_name}.{name}' of the unmaterialized "
+                    f"{model_cls.__name__} has no value ({type(owner).__name__}"
+                    f"(config=...) failed: {e}); pass --weights to build the "
+                    f"model with real tensors")
+            owner._buffers[name] = fresh._buffers[name]
     return model, config
 
 
