@@ -687,6 +687,128 @@ for _name, _op in (("add", "mw.add"), ("sub", "mw.sub"), ("mul", "mw.mul"),
                    ("div", "mw.div")):
     _CONVERTERS[getattr(aten, _name).Tensor] = _binary(_op, _name)
     _CONVERTERS[getattr(aten, _name).Scalar] = _binary(_op, _name)
+
+
+# ------------------------------------------------ patterns written in Python
+# Models write some functions out with elementwise ops (GPT-2's
+# NewGELUActivation, Llama's RMSNorm). Recognising them at their last op
+# gives the planner mw's one op, its cost and its gradient rule (which saves
+# one tensor instead of every intermediate). The intermediates were emitted
+# already and are dropped as dead code when nothing else uses them.
+
+def _is_op(n, *targets) -> bool:
+    return isinstance(n, torch.fx.Node) and n.op == "call_function" and \
+        n.target in targets
+
+
+def _is_scalar(a, v, rel=1e-6) -> bool:
+    return isinstance(a, (int, float)) and not isinstance(a, bool) and \
+        abs(a - v) <= rel * abs(v)
+
+
+def _same_type_cast(n):
+    """Looks through casts that do not change the element type."""
+    while _is_op(n, aten._to_copy.default, aten.to.dtype) and \
+            isinstance(n.args[0], torch.fx.Node) and \
+            n.meta["val"].dtype == n.args[0].meta["val"].dtype:
+        n = n.args[0]
+    return n
+
+
+def _scalar_mul_of(n, v):
+    """x when n is x * v (either order), else None."""
+    if not _is_op(n, aten.mul.Tensor, aten.mul.Scalar):
+        return None
+    a, b = n.args[0], n.args[1]
+    if _is_scalar(b, v) and isinstance(a, torch.fx.Node):
+        return a
+    if _is_scalar(a, v) and isinstance(b, torch.fx.Node):
+        return b
+    return None
+
+
+def _match_gelu_tanh(node):
+    """x for 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))."""
+    if not _is_op(node, aten.mul.Tensor) or len(node.args) != 2:
+        return None
+    for half, inner in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
+        x = _scalar_mul_of(half, 0.5)
+        if x is None or not _is_op(inner, aten.add.Tensor, aten.add.Scalar):
+            continue
+        t, one = inner.args[0], inner.args[1]
+        if not _is_scalar(one, 1.0):
+            t, one = one, t
+        if not (_is_scalar(one, 1.0) and _is_op(t, aten.tanh.default)) or \
+                len(inner.args) > 2 or inner.kwargs:
+            continue
+        s = _scalar_mul_of(t.args[0], math.sqrt(2.0 / math.pi))
+        if not _is_op(s, aten.add.Tensor) or len(s.args) > 2 or s.kwargs:
+            continue
+        for xa, m in ((s.args[0], s.args[1]), (s.args[1], s.args[0])):
+            p = _scalar_mul_of(m, 0.044715)
+            if xa is x and _is_op(p, aten.pow.Tensor_Scalar) and p.args[0] is x \
+                    and _is_scalar(p.args[1], 3.0):
+                return x
+    return None
+
+
+def _match_rms_norm(node):
+    """(x, weight, eps) for weight * (x * rsqrt(mean(x^2, -1, keepdim) + eps))."""
+    if not _is_op(node, aten.mul.Tensor) or len(node.args) != 2:
+        return None
+    for w, h in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
+        h = _same_type_cast(h)
+        if not isinstance(w, torch.fx.Node) or not _is_op(h, aten.mul.Tensor):
+            continue
+        for xa, r in ((h.args[0], h.args[1]), (h.args[1], h.args[0])):
+            if not _is_op(r, aten.rsqrt.default):
+                continue
+            a = r.args[0]
+            if not _is_op(a, aten.add.Tensor, aten.add.Scalar) or len(a.args) > 2:
+                continue
+            v, eps = a.args[0], a.args[1]
+            if not isinstance(eps, float):
+                v, eps = eps, v
+            if not isinstance(eps, float) or not _is_op(v, aten.mean.dim):
+                continue
+            pw = v.args[0]
+            dims = v.args[1] if len(v.args) > 1 else None
+            keep = v.args[2] if len(v.args) > 2 else v.kwargs.get("keepdim", False)
+            if not (_is_op(pw, aten.pow.Tensor_Scalar) and pw.args[0] is xa and
+                    _is_scalar(pw.args[1], 2.0) and keep and dims is not None and
+                    len(dims) == 1):
+                continue
+            rank = xa.meta["val"].dim()
+            wv = w.meta["val"]
+            if dims[0] % rank != rank - 1 or wv.dim() != 1 or \
+                    wv.shape[0] != xa.meta["val"].shape[-1]:
+                continue
+            return xa, w, eps
+    return None
+
+
+def _mul(imp, node, a, b, **kwargs):
+    x = _match_gelu_tanh(node)
+    if x is not None:
+        shape, elem = imp.result_meta(node)
+        v = imp.value(x)
+        if v.elem == elem and v.shape == shape:
+            return imp.emit("mw.gelu", [v], [shape], [elem], syntax="unary",
+                            attrs={"approximate": "#mw.gelu_approximation<tanh>"})[0]
+    m = _match_rms_norm(node)
+    if m is not None:
+        x, w, eps = m
+        shape, elem = imp.result_meta(node)
+        vx, vw = imp.value(x), imp.value(w)
+        if vx.elem == vw.elem and vx.is_float and vx.shape == shape:
+            y, _rstd = imp.emit("mw.rms_norm", [vx, vw], [vx.shape, vx.shape[:-1]],
+                                [vx.elem, "f32"],
+                                attrs={"epsilon": _float_attr(eps) + " : f64"})
+            return imp.cast(y, elem)
+    return _binary("mw.mul", "mul")(imp, node, a, b, **kwargs)
+
+
+_CONVERTERS[aten.mul.Tensor] = _mul
 _CONVERTERS[aten.maximum.default] = _binary("mw.maximum", "maximum")
 
 

@@ -22,6 +22,8 @@
 // Position ids are a slice of wpe, the causal mask the attention's flag.
 // CHECK: mw.slice %arg1 offsets = [0, 0] sizes = [16, 64] {mw.layer = "transformer.wpe"}
 // CHECK: mw.attention {{.*}} {causal, mw.layer = "transformer.h.0.attn"}
+// transformers writes GPT-2's GELU out with pow, tanh, mul and add: one op.
+// CHECK: mw.gelu {{.*}} {approximate = #mw.gelu_approximation<tanh>, mw.layer = "transformer.h.0.mlp.act"}
 // CHECK: mw.matmul {{.*}}, %arg0 {transpose_rhs, mw.layer = "lm_head"}
 // CHECK: mw.cross_entropy {{.*}} {ignore_index = -100 : i64}
 

@@ -13,6 +13,8 @@
 // CHECK-SAME: tensor<32000x4096xf32> {mw.name = "model.embed_tokens.weight", mw.role = #mw.role<param>}
 // CHECK-SAME: tensor<11008x4096xf32> {mw.name = "model.layers.31.mlp.gate_proj.weight", mw.role = #mw.role<param>}
 // CHECK-SAME: tensor<32000x4096xf32> {mw.name = "lm_head.weight", mw.role = #mw.role<param>}
+// Llama's RMSNorm, written out with pow, mean, rsqrt and mul: one op.
+// CHECK: mw.rms_norm {{.*}} {epsilon = 1.0e-06 : f64, mw.layer = "model.layers.0.input_layernorm"}
 // CHECK-COUNT-2: mw.constant {mw.layer = "model.layers.0.self_attn"} dense<"0x
 // CHECK-NOT: mw.constant
 // CHECK: mw.attention {{.*}} {causal, mw.layer = "model.layers.0.self_attn"}
