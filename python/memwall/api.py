@@ -6,9 +6,8 @@ compare the imported program with PyTorch on the same weights and inputs.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 import torch
 

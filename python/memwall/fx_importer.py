@@ -389,7 +389,6 @@ class FxImporter:
         shape = tuple(shape)
         if x.shape == shape:
             return x
-        src = self.transposed.get(x.ssa)
         return self.emit("mw.reshape", [x], [shape], [x.elem], syntax="to")[0]
 
     def transpose(self, x: MwValue, perm) -> MwValue:
@@ -518,8 +517,6 @@ class FxImporter:
             if not isinstance(v, MwValue):
                 v = self.value(v, mlir_elem(o.meta["val"].dtype))
             results.append(v)
-        for r in results:
-            pass
 
         # Dead code: everything not reaching a result goes.
         live = {r.ssa for r in results}
@@ -640,9 +637,8 @@ def _view(imp, node, x, *args, **kwargs):
 @_conv(aten.expand.default)
 def _expand(imp, node, x, sizes, *args, **kwargs):
     shape, _ = imp.result_meta(node)
-    v = imp.value(x)
-    # expand only adds leading dims or stretches size-1 dims.
-    return imp.broadcast(v, shape)
+    # expand only adds leading dims or stretches size-1 dims: a broadcast.
+    return imp.broadcast(imp.value(x), shape)
 
 
 @_conv(aten.permute.default)
@@ -663,11 +659,6 @@ def _transpose(imp, node, x, d0, d1):
     perm = list(range(n))
     perm[d0 % n], perm[d1 % n] = perm[d1 % n], perm[d0 % n]
     return imp.transpose(v, perm)
-
-
-def _float_elem(imp, node):
-    _, elem = imp.result_meta(node)
-    return elem
 
 
 def _binary(opname, torch_name):
