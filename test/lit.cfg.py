@@ -52,3 +52,11 @@ config.substitutions.append(
      os.path.join(llvm_lib_dir, "libmlir_c_runner_utils.so")))
 config.substitutions.append(
     ("%mlir_runner_utils", os.path.join(llvm_lib_dir, "libmlir_runner_utils.so")))
+
+# The importer (python/memwall) from the venv scripts/setup makes: tests that
+# need it say `REQUIRES: importer`.
+mw_venv = os.path.join(config.memwall_obj_root, "venv")
+if os.path.exists(os.path.join(mw_venv, "bin", "mw-import")):
+    config.available_features.add("importer")
+config.substitutions.append(("%mw_import", os.path.join(mw_venv, "bin", "mw-import")))
+config.substitutions.append(("%mw_python", os.path.join(mw_venv, "bin", "python")))
