@@ -44,7 +44,7 @@
 // FIXED: error: {{.*}}mw-remat: strategy=sqrt plans a peak of 2117140 B (2.02 MiB) (arena 694272 B (678.00 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
 
 // RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100 or cpu)
+// TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100, V100-16GB, {{.*}}, B200-192GB or cpu)
 
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=K
 // K: mw-remat: k must be >= 1, got 0
