@@ -97,7 +97,7 @@ void mlir::mw::printVerdictText(llvm::raw_ostream &os, const Verdict &v) {
     os << s.change << "\n";
     os << llvm::formatv("               {0}: {1} ({2})", s.fits ? "fits" : "does not fit",
                         formatBothBytes(s.requiredBytes), s.basis);
-    if (s.kind == "remat")
+    if (s.kind == "remat" && s.fits)
       os << llvm::formatv("; +{0} recompute FLOPs ({1:P1} of the step)",
                           s.extraFlops, s.extraFlopsFraction);
     if (s.kind == "zero")

@@ -711,11 +711,15 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   if (r.remat)
     return unavailable("remat", "the step is already rematerialized "
                                 "(strategy=" + r.remat->strategy + ")");
-  int64_t budget = (v.device.memoryBytes - v.overhead.total()) / 1000000;
+  // The room the overhead leaves, rounded down to what a person types:
+  // whole MB from 1 GB up, whole KB below.
+  int64_t room = v.device.memoryBytes - v.overhead.total();
+  bool inMB = room >= 1000000000;
+  int64_t budget = room / (inMB ? 1000000 : 1000);
   if (budget <= 0)
     return unavailable("remat", "the runtime overhead alone fills the device");
   mw::MwRematOptions options;
-  options.budget = std::to_string(budget) + "MB";
+  options.budget = std::to_string(budget) + (inMB ? "MB" : "KB");
   options.function = function.str();
   if (v.device.target)
     options.target = v.device.target->name.str();
@@ -729,16 +733,22 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   pm.addPass(createMwRemat(options));
   if (failed(pm.run(*copy))) {
-    // An unreachable budget's error states the smallest peak found.
+    // An unreachable budget's error states the smallest peak found, or
+    // the persistent state that no rematerialization reduces.
     llvm::Regex lowest("the smallest planned peak found is ([0-9]+) B");
+    llvm::Regex persistent("below the persistent state of @[^,]*, ([0-9]+) B");
     SmallVector<StringRef> match;
-    if (!lowest.match(errors.first, &match))
+    if (lowest.match(errors.first, &match))
+      s.note = "no budget fits: the lowest peak --mw-remat finds is ";
+    else if (persistent.match(errors.first, &match))
+      s.note = "no budget fits: the persistent state alone (parameters, "
+               "optimizer state, inputs, outputs) is ";
+    else
       return unavailable("remat", "--mw-remat failed: " + errors.first);
     match[1].getAsInteger(10, s.peakBytes);
+    s.note += formatBothBytes(s.peakBytes);
     s.requiredBytes = s.peakBytes + v.overhead.total();
     s.fits = false;
-    s.note = "no budget fits: the lowest peak --mw-remat finds is " +
-             formatBothBytes(s.peakBytes);
     return s;
   }
   auto f = copy->lookupSymbol<FunctionOpInterface>(function);
@@ -829,7 +839,7 @@ Suggestion estimatePrecision(const FunctionReport &r, const Verdict &v) {
     // to a buffer of its own, so they are not updated in place.
     int64_t copies = r.paramBytes + r.optimizerStateBytes;
     s.peakBytes += copies;
-    s.note += "; dynamic loss scaling (" + v.device.name +
+    s.note += "; dynamic loss scaling (" + v.device.target->name.str() +
               " has no bf16) returns new parameters and optimizer state in "
               "buffers of their own (+" + formatDecimalBytes(copies) + ")";
   }
@@ -940,7 +950,7 @@ struct MwMemoryReportPass
       return signalPassFailure();
     }
     if (ranks < 1) {
-      module.emitError() << "mw-memory-report: ranks=" << ranks
+      module.emitError() << "mw-memory-report: ranks=" << int64_t(ranks)
                          << " must be at least 1";
       return signalPassFailure();
     }
