@@ -24,7 +24,7 @@ using namespace mlir::mw;
 /// the marketed figure in decimal bytes (N GB = N * 10^9), the compute the
 /// vendor's dense (not 2:4 sparse) 16-bit tensor-core peak (fp16 on V100,
 /// which has no bf16), the bandwidth the datasheet's, SXM parts where there
-/// are several. docs/cost-model.md lists them with their sources.
+/// are several. docs/memory-report.md lists them.
 static const Target kTargets[] = {
     {"h200", 989e12, 4.8e12, 141'000'000'000, true, "H200 SXM, 141 GB HBM3e"},
     {"h100", 989e12, 3.35e12, 80'000'000'000, true, "H100 SXM, 80 GB HBM3"},

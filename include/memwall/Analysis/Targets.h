@@ -3,7 +3,7 @@
 // The named machines passes price work on (DESIGN.md decision 10): peak dense
 // compute, memory bandwidth and device memory of h200 (the default), h100,
 // a100, the named devices of the 16-192 GB classes that the memory report's
-// verdict checks a step against (V100-16GB .. B200-192GB, docs/cost-model.md)
+// verdict checks a step against (V100-16GB .. B200-192GB; docs/memory-report.md)
 // and a nominal cpu, and the roofline time of an op, the slower of its
 // FLOPs at peak compute and its bytes moved at full bandwidth, from the
 // CostOpInterface every mw op implements. CostModel is the same figures as an

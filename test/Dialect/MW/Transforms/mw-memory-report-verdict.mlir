@@ -19,6 +19,9 @@
 // RUN: mw-opt %t.mlir --mw-memory-report="device-memory=36.4MB ranks=2" -o /dev/null | FileCheck %s --check-prefix=SHORT
 // RUN: mw-opt %t.mlir --mw-memory-report="device-memory=36.4MB ranks=2 format=json" -o /dev/null | FileCheck %s --check-prefix=SHORT-JSON
 //
+// The suggested remat budget, applied, fits.
+// RUN: mw-opt %t.mlir --mw-remat="budget=2712KB" --mw-memory-report="device-memory=36.4MB" -o /dev/null | FileCheck %s --check-prefix=APPLIED
+//
 // A named device without bf16 gets fp16, which here does not fit; without
 // ranks= ZeRO is not predicted.
 // RUN: mw-opt %t.mlir --mw-memory-report="target=V100-16GB device-memory=36.4MB" -o /dev/null | FileCheck %s --check-prefix=V100
@@ -128,3 +131,6 @@
 // H200:      "device": "H200-141GB",
 // H200-NEXT: "device_memory_bytes": 141000000000,
 // H200:      "fits": true,
+
+// APPLIED: step peak               2708756 (2.71 MB = 2.58 MiB)
+// APPLIED: verdict                 fits: 3.69 KB = 3.60 KiB to spare
