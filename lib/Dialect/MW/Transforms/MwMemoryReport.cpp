@@ -778,6 +778,8 @@ Suggestion estimateGradAccum(FunctionOpInterface func, const FunctionReport &r,
                        "split into micro-batches");
   if (r.savedActivationBytes == 0)
     return unavailable("grad-accum", "the step saves no activations");
+  // mw-models takes the global batch; a ZeRO step's inputs are one rank's.
+  int64_t global = *batch * (r.zero ? r.zero->ranks : 1);
   Suggestion s;
   s.kind = "grad-accum";
   s.basis = "estimate";
@@ -790,9 +792,9 @@ Suggestion estimateGradAccum(FunctionOpInterface func, const FunctionReport &r,
                       (v.overhead.attentionScratchBytes + k - 1) / k;
     s.fits = s.requiredBytes <= v.device.memoryBytes;
     s.change = llvm::formatv("--mw-autodiff grad-accum={0} on a forward of "
-                             "micro-batch {1} (mw-models --batch {2} "
+                             "micro-batch {1}{2} (mw-models --batch {3} "
                              "--grad-accum {0})",
-                             k, *batch / k, *batch)
+                             k, *batch / k, r.zero ? " per rank" : "", global)
                    .str();
     s.note = llvm::formatv("the saved activations ({0}) and the attention "
                            "scratch scale with the micro-batch; the "

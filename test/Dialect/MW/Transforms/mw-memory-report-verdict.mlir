@@ -32,6 +32,10 @@
 // A planned step that does not fit: changes need the tensor-level step.
 // RUN: mw-opt %t.mlir --mw-train-pipeline --mw-memory-report="device-memory=35MB" -o /dev/null | FileCheck %s --check-prefix=PLANNED-SHORT
 //
+// A ZeRO step: the peak is one rank's; a later stage needs the step before
+// --mw-zero; mw-models takes the global batch.
+// RUN: mw-opt %t.mlir --mw-zero="stage=2 ranks=2" --mw-memory-report="device-memory=35MB ranks=2" -o /dev/null | FileCheck %s --check-prefix=ZERO
+//
 // A named device's memory is its marketed size in GB (10^9 bytes); names are
 // case-insensitive.
 // RUN: mw-opt %t.mlir --mw-memory-report="target=h200-141gb format=json" -o /dev/null | FileCheck %s --check-prefix=H200
@@ -134,3 +138,7 @@
 
 // APPLIED: step peak               2708756 (2.71 MB = 2.58 MiB)
 // APPLIED: verdict                 fits: 3.69 KB = 3.60 KiB to spare
+
+// ZERO: step peak               2371348 (2.37 MB = 2.26 MiB); arena 948480 + persistent 1422868
+// ZERO: grad-accum --mw-autodiff grad-accum=2 on a forward of micro-batch 1 per rank (mw-models --batch 4 --grad-accum 2)
+// ZERO: zero       not predicted: the step is already ZeRO stage 2 on 2 ranks; run the report on the step before --mw-zero
