@@ -901,12 +901,17 @@ FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
     v.persistentBytes = r.persistentBytes;
   } else {
     OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    CapturedErrors errors(module.getContext());
-    FailureOr<PlannedStep> p = planAndMeasure(*copy, r.name, errors);
+    FailureOr<PlannedStep> p = failure();
+    std::string why;
+    {
+      CapturedErrors errors(module.getContext());
+      p = planAndMeasure(*copy, r.name, errors);
+      why = errors.first;
+    }
+    // Emitted once the nested pipeline's handler is gone.
     if (failed(p))
       return func.emitError() << "mw-memory-report: planning a copy of @"
-                              << r.name << " for the verdict failed: "
-                              << errors.first;
+                              << r.name << " for the verdict failed: " << why;
     v.peakSource = tensorLevel ? "measured: --mw-train-pipeline on a copy"
                                : "measured: --mw-static-arena on a copy";
     v.arenaBytes = p->arena;

@@ -13,6 +13,11 @@
 // RUN: not mw-opt %S/mw-memory-report.mlir --mw-memory-report="device-memory=1GB ranks=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANKS
 // RUN: not mw-opt %S/mw-memory-report.mlir --mw-memory-report="device-memory=1GB function=step" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNCTION
 
+// A step the verdict cannot plan: the nested pipeline's error, once, at the step.
+// RUN: not mw-opt %S/Inputs/verdict-unplannable.mlir --allow-unregistered-dialect --mw-memory-report=device-memory=1GB -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNPLANNABLE
+
+// UNPLANNABLE: verdict-unplannable.mlir:2:1: error: mw-memory-report: planning a copy of @train_step for the verdict failed: op was not bufferized
+// UNPLANNABLE-NOT: error
 // SIZE: mw-memory-report.mlir:0:0: error: mw-memory-report: device-memory='abc' is not a size (expected a positive number with an optional unit: B, KB, MB, GB, TB (powers of 10), KiB, MiB, GiB, TiB (powers of 2), e.g. 16GB)
 // SIZE0: error: mw-memory-report: device-memory='0' is not a size
 // UNIT: error: mw-memory-report: device-memory='16XB' is not a size
