@@ -18,16 +18,43 @@ using namespace mlir::mw;
 /// gigabytes (141 GB, 80 GB, 80 GB), a little under what the devices report
 /// (about 150.7 GB and 85.5 GB), which leaves room for the CUDA context and
 /// library workspaces. The host has no fixed memory to plan for.
-static const Target kTargets[] = {{"h200", 989e12, 4.8e12, 141'000'000'000},
-                                  {"h100", 989e12, 3.35e12, 80'000'000'000},
-                                  {"a100", 312e12, 2.0e12, 80'000'000'000},
-                                  {"cpu", 1e12, 1e11, 0}};
+///
+/// The named devices (one per memory class the verdict of
+/// --mw-memory-report is asked about) follow the same rule: the memory is
+/// the marketed figure in decimal bytes (N GB = N * 10^9), the compute the
+/// vendor's dense (not 2:4 sparse) 16-bit tensor-core peak (fp16 on V100,
+/// which has no bf16), the bandwidth the datasheet's, SXM parts where there
+/// are several. docs/memory-report.md lists them.
+static const Target kTargets[] = {
+    {"h200", 989e12, 4.8e12, 141'000'000'000, true, "H200 SXM, 141 GB HBM3e"},
+    {"h100", 989e12, 3.35e12, 80'000'000'000, true, "H100 SXM, 80 GB HBM3"},
+    {"a100", 312e12, 2.0e12, 80'000'000'000, true, "A100 SXM, 80 GB HBM2e"},
+    {"V100-16GB", 125e12, 900e9, 16'000'000'000, false,
+     "Tesla V100 SXM2, 16 GB HBM2"},
+    {"RTX4090", 165.2e12, 1008e9, 24'000'000'000, true,
+     "GeForce RTX 4090, 24 GB GDDR6X"},
+    {"V100-32GB", 125e12, 900e9, 32'000'000'000, false,
+     "Tesla V100 SXM2, 32 GB HBM2"},
+    {"A100-40GB", 312e12, 1555e9, 40'000'000'000, true,
+     "A100 SXM4, 40 GB HBM2"},
+    {"A6000", 154.8e12, 768e9, 48'000'000'000, true,
+     "RTX A6000, 48 GB GDDR6"},
+    {"L40S", 362.05e12, 864e9, 48'000'000'000, true, "L40S, 48 GB GDDR6"},
+    {"A100-80GB", 312e12, 2039e9, 80'000'000'000, true,
+     "A100 SXM4, 80 GB HBM2e"},
+    {"H100-80GB", 989e12, 3.35e12, 80'000'000'000, true,
+     "H100 SXM5, 80 GB HBM3"},
+    {"H200-141GB", 989e12, 4.8e12, 141'000'000'000, true,
+     "H200 SXM, 141 GB HBM3e"},
+    {"B200-192GB", 2250e12, 8e12, 192'000'000'000, true,
+     "B200, 192 GB HBM3e"},
+    {"cpu", 1e12, 1e11, 0, true, "a nominal server socket"}};
 
 ArrayRef<Target> mlir::mw::getTargets() { return kTargets; }
 
 const Target *mlir::mw::lookupTarget(StringRef name) {
   for (const Target &t : kTargets)
-    if (t.name == name)
+    if (t.name.equals_insensitive(name))
       return &t;
   return nullptr;
 }

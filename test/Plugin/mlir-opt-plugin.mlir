@@ -10,6 +10,17 @@
 // RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin \
 // RUN:   --pass-pipeline="builtin.module(mw-bufferize,mw-static-arena,func.func(mw-verify-plan))" %s \
 // RUN:   2>/dev/null | FileCheck %s --check-prefix=BUF
+// The verdict plans copies of the module with nested pipelines
+// (--mw-train-pipeline, --mw-remat, --mw-zero); they run in stock mlir-opt.
+// RUN: mw-models gpt --preset gpt2-tiny --batch 4 --train -o %t.tiny.mlir
+// RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin \
+// RUN:   --pass-pipeline="builtin.module(mw-memory-report{device-memory=36.4MB ranks=2})" %t.tiny.mlir -o /dev/null \
+// RUN:   | FileCheck %s --check-prefix=VERDICT
+// VERDICT: verdict                 does not fit: short by 162.20 KB = 158.40 KiB
+// VERDICT: remat      --mw-remat="budget=2712KB"
+// VERDICT-NEXT: fits: 36.40 MB = 34.71 MiB (measured)
+// VERDICT: zero       --mw-zero="stage=3 ranks=2"
+// VERDICT-NEXT: fits: 35.99 MB = 34.32 MiB (measured)
 
 // IR-LABEL: func.func @f
 // IR:       mw.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>

@@ -2,7 +2,9 @@
 //
 // The named machines passes price work on (DESIGN.md decision 10): peak dense
 // compute, memory bandwidth and device memory of h200 (the default), h100,
-// a100 and a nominal cpu, and the roofline time of an op, the slower of its
+// a100, the named devices of the 16-192 GB classes that the memory report's
+// verdict checks a step against (V100-16GB .. B200-192GB; docs/memory-report.md)
+// and a nominal cpu, and the roofline time of an op, the slower of its
 // FLOPs at peak compute and its bytes moved at full bandwidth, from the
 // CostOpInterface every mw op implements. CostModel is the same figures as an
 // analysis over a function or module (`getAnalysis<CostModel>()`), so a pass
@@ -28,7 +30,12 @@ struct Target {
   llvm::StringRef name;
   double flopsPerSecond;
   double bytesPerSecond;
+  /// The marketed capacity in decimal bytes ("16GB": 16 * 10^9).
   int64_t memoryBytes;
+  /// Whether the device computes in bf16 (V100 has fp16 tensor cores only).
+  bool hasBf16 = true;
+  /// What the figures are: the device and its marketed memory.
+  llvm::StringRef description = "";
 
   /// Seconds `op` takes by the roofline: the slower of compute and memory
   /// traffic; 0 for an op without a cost (constants, views, terminators).
@@ -38,13 +45,13 @@ struct Target {
 /// Every known target, the default (h200) first.
 llvm::ArrayRef<Target> getTargets();
 
-/// The target named `name`, or null.
+/// The target named `name` (case-insensitive), or null.
 const Target *lookupTarget(llvm::StringRef name);
 
 /// The default target, h200.
 const Target &getDefaultTarget();
 
-/// The target names for diagnostics: "h200, h100, a100 or cpu".
+/// The target names for diagnostics: "h200, h100, a100, ... or cpu".
 std::string getTargetNames();
 
 /// FLOPs of `op` by its CostOpInterface, 0 without one.

@@ -4,21 +4,37 @@
 // arguments and results, the parameter count, the op count, FLOPs and bytes
 // moved (CostOpInterface), the activation bytes a naive execution keeps, and
 // the saved activations by the same definition --mw-remat plans with
-// (memwall/Analysis/StepStructure.h).
+// (memwall/Analysis/StepStructure.h). With a device (`target=` or
+// `device-memory=`) it ends with a verdict: whether the step's per-rank peak
+// and the runtime overhead fit, and which changes would make it fit, each
+// predicted by running the change's pass and --mw-train-pipeline on a copy
+// of the module where the compiler can, else estimated (MemoryVerdict.h).
 // The JSON form is a stable interface: keys are only ever added.
 //
 //===----------------------------------------------------------------------===//
 
+#include "MemoryVerdict.h"
 #include "ZeroReport.h"
 
 #include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Analysis/StepStructure.h"
+#include "memwall/Analysis/Targets.h"
+#include "memwall/Analysis/Units.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
+#include "memwall/Dialect/MW/Transforms/Pipelines.h"
 #include "memwall/Planning/Packer.h"
+#include "memwall/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Mesh/IR/MeshDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Regex.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -479,7 +495,8 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
   }
 }
 
-void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
+void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports,
+               const std::optional<Verdict> &verdict) {
   llvm::json::OStream j(os, /*IndentSize=*/2);
   j.object([&] {
     j.attributeArray("functions", [&] {
@@ -554,8 +571,378 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         });
       }
     });
+    if (verdict)
+      printVerdictJson(j, *verdict);
   });
   os << "\n";
+}
+
+
+//===----------------------------------------------------------------------===//
+// The verdict
+//===----------------------------------------------------------------------===//
+
+/// The device of `target=` and `device-memory=`; failure after a diagnostic
+/// naming the option.
+FailureOr<Device> resolveDevice(ModuleOp module, StringRef targetName,
+                                StringRef deviceMemory) {
+  Device d;
+  if (!targetName.empty()) {
+    const Target *t = lookupTarget(targetName);
+    if (!t)
+      return module.emitError()
+             << "mw-memory-report: unknown target '" << targetName
+             << "' (expected " << getTargetNames() << ")";
+    if (t->memoryBytes == 0 && deviceMemory.empty())
+      return module.emitError()
+             << "mw-memory-report: target '" << t->name
+             << "' has no device memory to check against; give "
+                "device-memory=SIZE";
+    d.name = t->name.str();
+    d.description = t->description.str();
+    d.memoryBytes = t->memoryBytes;
+    d.target = t;
+    d.hasBf16 = t->hasBf16;
+  }
+  if (!deviceMemory.empty()) {
+    std::optional<int64_t> bytes = parseByteSize(deviceMemory);
+    if (!bytes)
+      return module.emitError()
+             << "mw-memory-report: device-memory='" << deviceMemory
+             << "' is not a size (expected a positive number with an "
+                "optional unit: "
+             << getByteSizeUnits() << ", e.g. 16GB)";
+    d.memoryBytes = *bytes;
+    d.name = d.target ? d.name + " with device-memory=" + deviceMemory.str()
+                      : "device-memory=" + deviceMemory.str();
+  }
+  return d;
+}
+
+/// Diagnostics of a nested pipeline, kept instead of printed: the first
+/// error's message, or empty.
+struct CapturedErrors {
+  explicit CapturedErrors(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error && first.empty())
+            first = d.str();
+          return success();
+        }) {}
+  std::string first;
+  ScopedDiagnosticHandler handler;
+};
+
+/// What a planned copy of the step holds per rank.
+struct PlannedStep {
+  int64_t arena = 0, persistent = 0;
+  RuntimeOverhead overhead;
+  int64_t flops = 0;
+  std::optional<ZeroReport> zero;
+  int64_t peak() const { return arena + persistent; }
+};
+
+bool isBufferized(FunctionOpInterface func) {
+  auto isMemref = [](Type t) { return isa<BaseMemRefType>(t); };
+  return llvm::any_of(func.getArgumentTypes(), isMemref) ||
+         llvm::any_of(func.getResultTypes(), isMemref);
+}
+
+/// Plans `copy` (--mw-train-pipeline on tensors, --mw-static-arena on a
+/// bufferized step, nothing on a planned one) and measures `function`; on
+/// failure `errors.first` says why.
+FailureOr<PlannedStep> planAndMeasure(ModuleOp copy, StringRef function,
+                                      CapturedErrors &errors) {
+  MLIRContext *ctx = copy.getContext();
+  // Only the step and what it calls: the forward function would only cost
+  // time.
+  for (auto f : llvm::make_early_inc_range(copy.getOps<func::FuncOp>()))
+    if (f.getSymName() != function && SymbolTable::symbolKnownUseEmpty(f, copy))
+      f.erase();
+  auto step = copy.lookupSymbol<FunctionOpInterface>(function);
+  if (!step)
+    return failure();
+  if (!findArena(step)) {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    if (isBufferized(step))
+      pm.addPass(createMwStaticArena());
+    else
+      buildTrainPipeline(pm);
+    if (failed(pm.run(copy)))
+      return failure();
+    step = copy.lookupSymbol<FunctionOpInterface>(function);
+  }
+  FailureOr<FunctionReport> r = analyze(step);
+  if (failed(r))
+    return failure();
+  PlannedStep p;
+  p.arena = r->arenaBytes;
+  p.persistent = r->persistentBytes;
+  p.overhead = computeRuntimeOverhead(step);
+  p.flops = r->flops;
+  p.zero = r->zero;
+  return p;
+}
+
+/// A suggestion that could not be predicted, saying why.
+Suggestion unavailable(StringRef kind, const Twine &why) {
+  Suggestion s;
+  s.kind = kind.str();
+  s.basis = "unavailable";
+  s.note = why.str();
+  return s;
+}
+
+/// The leading dimension of the step's first `input` argument: the batch.
+std::optional<int64_t> stepBatch(FunctionOpInterface func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
+    auto type = dyn_cast<ShapedType>(func.getArgumentTypes()[i]);
+    if (role && role.getValue() == Role::input && type && type.hasRank() &&
+        type.getRank() >= 1)
+      return type.getDimSize(0);
+  }
+  return std::nullopt;
+}
+
+/// --mw-remat with a budget of the device memory less the overhead, on a
+/// copy: its planned peak, or the lowest peak it can reach.
+Suggestion predictRemat(ModuleOp module, StringRef function,
+                        const FunctionReport &r, const Verdict &v) {
+  if (r.remat)
+    return unavailable("remat", "the step is already rematerialized "
+                                "(strategy=" + r.remat->strategy + ")");
+  // The room the overhead leaves, rounded down to what a person types:
+  // whole MB from 1 GB up, whole KB below.
+  int64_t room = v.device.memoryBytes - v.overhead.total();
+  bool inMB = room >= 1000000000;
+  int64_t budget = room / (inMB ? 1000000 : 1000);
+  if (budget <= 0)
+    return unavailable("remat", "the runtime overhead alone fills the device");
+  mw::MwRematOptions options;
+  options.budget = std::to_string(budget) + (inMB ? "MB" : "KB");
+  options.function = function.str();
+  if (v.device.target)
+    options.target = v.device.target->name.str();
+  Suggestion s;
+  s.kind = "remat";
+  s.change = "--mw-remat=\"budget=" + options.budget +
+             (v.device.target ? " target=" + options.target : "") + "\"";
+  s.basis = "measured";
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  CapturedErrors errors(module.getContext());
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createMwRemat(options));
+  if (failed(pm.run(*copy))) {
+    // An unreachable budget's error states the smallest peak found, or
+    // the persistent state that no rematerialization reduces.
+    llvm::Regex lowest("the smallest planned peak found is ([0-9]+) B");
+    llvm::Regex persistent("below the persistent state of @[^,]*, ([0-9]+) B");
+    SmallVector<StringRef> match;
+    if (lowest.match(errors.first, &match))
+      s.note = "no budget fits: the lowest peak --mw-remat finds is ";
+    else if (persistent.match(errors.first, &match))
+      s.note = "no budget fits: the persistent state alone (parameters, "
+               "optimizer state, inputs, outputs) is ";
+    else
+      return unavailable("remat", "--mw-remat failed: " + errors.first);
+    match[1].getAsInteger(10, s.peakBytes);
+    s.note += formatBothBytes(s.peakBytes);
+    s.requiredBytes = s.peakBytes + v.overhead.total();
+    s.fits = false;
+    return s;
+  }
+  auto f = copy->lookupSymbol<FunctionOpInterface>(function);
+  if (auto flops = f->getAttrOfType<IntegerAttr>("mw.remat.recompute_flops"))
+    s.extraFlops = flops.getInt();
+  FailureOr<PlannedStep> p = planAndMeasure(*copy, function, errors);
+  if (failed(p))
+    return unavailable("remat", "planning the rematerialized step failed: " +
+                                    errors.first);
+  s.peakBytes = p->peak();
+  s.requiredBytes = s.peakBytes + p->overhead.total();
+  s.fits = s.requiredBytes <= v.device.memoryBytes;
+  s.extraFlopsFraction = r.flops ? double(s.extraFlops) / double(r.flops) : 0;
+  s.note = "bit-exact: recomputes forward values in the backward pass";
+  return s;
+}
+
+/// Gradient accumulation over K micro-batches, estimated: the saved
+/// activations and the attention scratch scale with the micro-batch, and the
+/// accumulated gradients stay live across the micro-batches.
+Suggestion estimateGradAccum(FunctionOpInterface func, const FunctionReport &r,
+                             const Verdict &v) {
+  std::optional<int64_t> batch = stepBatch(func);
+  if (!batch || *batch < 2)
+    return unavailable("grad-accum",
+                       "the step's batch (dimension 0 of its inputs) does not "
+                       "split into micro-batches");
+  if (r.savedActivationBytes == 0)
+    return unavailable("grad-accum", "the step saves no activations");
+  // mw-models takes the global batch; a ZeRO step's inputs are one rank's.
+  int64_t global = *batch * (r.zero ? r.zero->ranks : 1);
+  Suggestion s;
+  s.kind = "grad-accum";
+  s.basis = "estimate";
+  for (int64_t k = 2; k <= *batch; k *= 2) {
+    if (*batch % k != 0)
+      break;
+    int64_t saved = r.savedActivationBytes;
+    s.peakBytes = v.peakBytes() - saved + (saved + k - 1) / k + r.gradBytes;
+    s.requiredBytes = s.peakBytes + v.overhead.cublasWorkspaceBytes +
+                      (v.overhead.attentionScratchBytes + k - 1) / k;
+    s.fits = s.requiredBytes <= v.device.memoryBytes;
+    s.change = llvm::formatv("--mw-autodiff grad-accum={0} on a forward of "
+                             "micro-batch {1}{2} (mw-models --batch {3} "
+                             "--grad-accum {0})",
+                             k, *batch / k, r.zero ? " per rank" : "", global)
+                   .str();
+    s.note = llvm::formatv("the saved activations ({0}) and the attention "
+                           "scratch scale with the micro-batch; the "
+                           "accumulated gradients ({1}) stay live; no extra "
+                           "FLOPs, {2} smaller micro-batches in sequence",
+                           formatDecimalBytes(saved),
+                           formatDecimalBytes(r.gradBytes), k)
+                 .str();
+    if (s.fits)
+      break;
+  }
+  return s;
+}
+
+/// A 16-bit compute precision, estimated: the f32 saved activations halve;
+/// master weights, gradients and optimizer state stay f32.
+Suggestion estimatePrecision(const FunctionReport &r, const Verdict &v) {
+  StringRef precision = v.device.hasBf16 ? "bf16" : "fp16";
+  const auto *byType = r.bytesByDtype.find("saved_activation");
+  int64_t f32 = 0;
+  bool sixteen = false;
+  if (byType != r.bytesByDtype.end())
+    for (auto &[dtype, bytes] : byType->second) {
+      if (dtype == "f32")
+        f32 += bytes;
+      sixteen |= dtype == "bf16" || dtype == "f16";
+    }
+  if (sixteen)
+    return unavailable("precision", "the step already computes in 16 bits");
+  if (f32 == 0)
+    return unavailable("precision", "the step saves no f32 activations");
+  Suggestion s;
+  s.kind = "precision";
+  s.basis = "estimate";
+  s.change = ("--mw-autodiff precision=" + precision + " on a " + precision +
+              " forward (mw-models --precision " + precision + ")")
+                 .str();
+  s.peakBytes = v.peakBytes() - f32 / 2;
+  s.note = "the f32 saved activations (" + formatDecimalBytes(f32) +
+           ") halve; master weights, gradients and optimizer state stay f32; "
+           "changes the numerics";
+  if (precision == "fp16") {
+    // The skip-on-overflow mw.select writes every new parameter and state
+    // to a buffer of its own, so they are not updated in place.
+    int64_t copies = r.paramBytes + r.optimizerStateBytes;
+    s.peakBytes += copies;
+    s.note += "; dynamic loss scaling (" + v.device.target->name.str() +
+              " has no bf16) returns new parameters and optimizer state in "
+              "buffers of their own (+" + formatDecimalBytes(copies) + ")";
+  }
+  s.requiredBytes = s.peakBytes + v.overhead.total();
+  s.fits = s.requiredBytes <= v.device.memoryBytes;
+  return s;
+}
+
+/// --mw-zero at `stage` on `ranks` ranks, on a copy.
+Suggestion predictZero(ModuleOp module, StringRef function, int64_t stage,
+                       int64_t ranks, const Verdict &v) {
+  mw::MwZeroOptions options;
+  options.stage = stage;
+  options.ranks = ranks;
+  options.function = function.str();
+  Suggestion s;
+  s.kind = "zero";
+  s.change = llvm::formatv("--mw-zero=\"stage={0} ranks={1}\"", stage, ranks)
+                 .str();
+  s.basis = "measured";
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  CapturedErrors errors(module.getContext());
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createMwZero(options));
+  if (failed(pm.run(*copy)))
+    return unavailable("zero", s.change + " failed: " + errors.first);
+  FailureOr<PlannedStep> p = planAndMeasure(*copy, function, errors);
+  if (failed(p))
+    return unavailable("zero", "planning the ZeRO step failed: " +
+                                   errors.first);
+  s.peakBytes = p->peak();
+  s.requiredBytes = s.peakBytes + p->overhead.total();
+  s.fits = s.requiredBytes <= v.device.memoryBytes;
+  if (p->zero)
+    s.communicationBytes = static_cast<int64_t>(p->zero->total.ringBytes);
+  s.note = llvm::formatv("per rank of {0}, each taking 1/{0} of the batch{1}",
+                         ranks,
+                         stage == 0 ? " (plain data parallel, nothing sharded)"
+                                    : "")
+               .str();
+  return s;
+}
+
+/// The verdict on `func` (report `r`) for `device`; failure after a
+/// diagnostic.
+FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
+                         const FunctionReport &r, const Device &device,
+                         int64_t ranks) {
+  Verdict v;
+  v.function = r.name;
+  v.device = device;
+  v.overhead = computeRuntimeOverhead(func);
+  bool tensorLevel = !isBufferized(func);
+  if (r.planned) {
+    v.peakSource = "planned";
+    v.arenaBytes = r.arenaBytes;
+    v.persistentBytes = r.persistentBytes;
+  } else {
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    FailureOr<PlannedStep> p = failure();
+    std::string why;
+    {
+      CapturedErrors errors(module.getContext());
+      p = planAndMeasure(*copy, r.name, errors);
+      why = errors.first;
+    }
+    // Emitted once the nested pipeline's handler is gone.
+    if (failed(p))
+      return func.emitError() << "mw-memory-report: planning a copy of @"
+                              << r.name << " for the verdict failed: " << why;
+    v.peakSource = tensorLevel ? "measured: --mw-train-pipeline on a copy"
+                               : "measured: --mw-static-arena on a copy";
+    v.arenaBytes = p->arena;
+    v.persistentBytes = p->persistent;
+  }
+  if (v.fits())
+    return v;
+  if (!tensorLevel) {
+    v.suggestions.push_back(unavailable(
+        "all", "the step is bufferized; run the report on the step before "
+               "--mw-train-pipeline (on tensors) to predict changes"));
+    return v;
+  }
+  v.suggestions.push_back(predictRemat(module, r.name, r, v));
+  v.suggestions.push_back(estimateGradAccum(func, r, v));
+  v.suggestions.push_back(estimatePrecision(r, v));
+  if (r.zero)
+    v.suggestions.push_back(unavailable(
+        "zero", llvm::formatv("the step is already ZeRO stage {0} on {1} "
+                              "ranks; run the report on the step before "
+                              "--mw-zero",
+                              r.zero->stage, r.zero->ranks)));
+  else if (ranks < 2)
+    v.suggestions.push_back(unavailable(
+        "zero", "ZeRO shards model states across data-parallel ranks; give "
+                "ranks=N to predict stages 0-3"));
+  else
+    // Stage 0 (plain data parallel) too: its batch split alone may fit.
+    for (int64_t stage = 0; stage <= 3; ++stage)
+      v.suggestions.push_back(predictZero(module, r.name, stage, ranks, v));
+  return v;
 }
 
 struct MwMemoryReportPass
@@ -569,7 +956,20 @@ struct MwMemoryReportPass
                          << "' (expected text or json)";
       return signalPassFailure();
     }
+    if (ranks < 1) {
+      module.emitError() << "mw-memory-report: ranks=" << int64_t(ranks)
+                         << " must be at least 1";
+      return signalPassFailure();
+    }
+    std::optional<Device> device;
+    if (!target.empty() || !deviceMemory.empty()) {
+      FailureOr<Device> d = resolveDevice(module, target, deviceMemory);
+      if (failed(d))
+        return signalPassFailure();
+      device = *d;
+    }
     std::vector<FunctionReport> reports;
+    SmallVector<FunctionOpInterface> funcs;
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;
@@ -577,16 +977,40 @@ struct MwMemoryReportPass
       if (failed(r))
         return signalPassFailure();
       reports.push_back(std::move(*r));
+      funcs.push_back(func);
       ++numFunctionsReported;
+    }
+    std::optional<Verdict> verdict;
+    if (device) {
+      // The step named by `function`, else the module's only function.
+      auto it = llvm::find_if(funcs, [&](FunctionOpInterface f) {
+        return f.getName() == function;
+      });
+      if (it == funcs.end() && funcs.size() == 1)
+        it = funcs.begin();
+      if (it == funcs.end()) {
+        module.emitError() << "mw-memory-report: no function @" << function
+                           << " for the verdict; name the step with "
+                              "function=NAME";
+        return signalPassFailure();
+      }
+      FailureOr<Verdict> v = judge(module, *it, reports[it - funcs.begin()],
+                                   *device, ranks);
+      if (failed(v))
+        return signalPassFailure();
+      verdict = std::move(*v);
     }
     // writeToOutput goes through a temporary file and a rename, so a failed
     // run never leaves a half-written report behind.
     llvm::Error err =
         llvm::writeToOutput(output, [&](llvm::raw_ostream &os) -> llvm::Error {
           if (format == "json")
-            printJson(os, reports);
-          else
+            printJson(os, reports, verdict);
+          else {
             printText(os, reports);
+            if (verdict)
+              printVerdictText(os, *verdict);
+          }
           return llvm::Error::success();
         });
     if (err) {

@@ -12,7 +12,7 @@ include "mlir/Pass/PassBase.td"
 
 def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
   let summary = "Report per-function memory by role, parameters, FLOPs and "
-                "naive activation bytes";
+                "naive activation bytes, and whether a step fits a device";
   let description = [{
     For every function with a body, reports:
     - bytes per role of the arguments (`param`, `input`, `label`,
@@ -60,6 +60,36 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       into activations, gradient buckets, gathered parameters and
       collectives in flight; otherwise a note naming --mw-train-pipeline).
 
+    With `device-memory=SIZE` or `target=NAME` the report ends with a
+    verdict on the step (`function`, default `train_step`; JSON key
+    `verdict`): whether its per-rank peak (arena + persistent bytes:
+    the step's own plan, or planning a copy of the module with
+    --mw-train-pipeline when the step is not planned yet) plus the
+    runtime overhead the compiler can count (the CUDA backend's 32 MiB
+    cuBLASLt workspace and its f32 attention scratch) fits the device, the
+    margin, and, when it does not fit, the changes that would: a
+    --mw-remat budget (measured: --mw-remat runs on a copy), gradient
+    accumulation and bf16/fp16 precision (estimated from the saved
+    activations) and, with `ranks=N`, ZeRO stages 0-3 (measured:
+    --mw-zero runs on a copy), each with its predicted peak and its cost
+    (recompute FLOPs, bytes sent per rank). Not counted: the CUDA context,
+    NCCL's buffers, scratch copies of strided matmul operands. Sizes take
+    B, KB, MB, GB, TB (powers of 10) or KiB, MiB, GiB, TiB (powers of 2);
+    a target's memory is its marketed size in GB (10^9 bytes):
+
+    ```
+    $ mw-models gpt --preset gpt2-medium --batch 8 --train |
+        mw-opt --mw-memory-report="target=V100-16GB" -o /dev/null
+    ...
+    mw-memory-report verdict @train_step on V100-16GB (16.00 GB = 14.90 GiB, ...)
+      step peak               21324697876 (21.32 GB = 19.86 GiB); ...
+      required                22432518424 (22.43 GB = 20.89 GiB)
+      verdict                 does not fit: short by 6.43 GB = 5.99 GiB
+      changes (predicted peak + overhead; cost):
+        remat      --mw-remat="budget=14892MB target=V100-16GB"
+                   fits: 15.99 GB = 14.89 GiB (measured); +412978708480 ...
+    ```
+
     The IR is left unchanged. The text form is for people; the JSON form has a
     stable key per figure:
 
@@ -80,10 +110,29 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
            "Output format: text or json">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the report: a file path, or - for stdout">,
+    Option<"deviceMemory", "device-memory", "std::string", /*default=*/"\"\"",
+           "Device memory for the verdict: bytes with an optional unit (B, "
+           "KB, MB, GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2), "
+           "e.g. 16GB; overrides the target's">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Device for the verdict, by name: V100-16GB, RTX4090, V100-32GB, "
+           "A100-40GB, A6000, L40S, A100-80GB, H100-80GB, H200-141GB, "
+           "B200-192GB (or h200, h100, a100)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Data-parallel ranks available to the verdict's ZeRO suggestions "
+           "(1: none)">,
+    Option<"function", "function", "std::string",
+           /*default=*/"\"train_step\"",
+           "The step the verdict is about (the module's only function when "
+           "it has no train_step)">,
   ];
   let statistics = [
     Statistic<"numFunctionsReported", "functions", "Functions reported">,
   ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::mesh::MeshDialect"];
 }
 
 def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
