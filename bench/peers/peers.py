@@ -400,7 +400,7 @@ def cmd_table(a):
     p("| --- | ---: | ---: |")
     eager = torch_rec["eager_saved_bytes"]
     p(f"| PyTorch eager autograd (saved_tensors_hooks, unique storages; GELU as "
-      f"F.gelu tanh) | {eager:,} | 1.00 |")
+      f"F.gelu tanh) | {eager:,} | 1.000 |")
     new = torch_rec.get("eager_gelu_new_saved_bytes")
     if new is not None:
         p(f"| PyTorch eager, GPT2Config's default gelu_new (the tanh GELU written "
@@ -486,8 +486,8 @@ def cmd_table(a):
         ik, ib = ind["kernels"] + ind.get("extern_kernels", 0), ind["bytes"]
         comparable = (ind["layers"], ind["seq"]) == (meta["layers"], meta["seq"])
         p(f"| TorchInductor (CPU), fw+bw, fused: {ind['kernels']:,} generated + "
-          f"{ind.get('extern_kernels', 0):,} extern (matmuls); {ind['layers']} layers, "
-          f"seq {ind['seq']} | {ik:,} | {ib:,} | 1.00 | 1.00 |")
+          f"{ind.get('extern_kernels', 0):,} extern (library calls: the matmuls); {ind['layers']} layers, "
+          f"seq {ind['seq']} | {ik:,} | {ib:,} | 1.000 | 1.000 |")
     for src in ("import", "models"):
         k = mw[src]["kernels"]
         note = "" if comparable else " (other size than Inductor's: no ratio)"
