@@ -10,7 +10,9 @@
 # A crash, a sanitizer report or a broken contract fails the run and leaves
 # the input in BUILD/fuzz-<harness>/ (crash-*, the reproducer).
 # Usage: runtime/fuzz/run-sanitized.sh [BUILD]
-set -euo pipefail
+set -eEuo pipefail
+# Say which step failed: ctest shows only this script's output.
+trap 'echo "runtime-sanitizers: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runtime=$(cd "$here/.." && pwd)
 build=${1:-$runtime/../build/runtime-asan}

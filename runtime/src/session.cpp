@@ -352,10 +352,18 @@ std::optional<double> SessionImpl::lossScaleValue(int p) const {
 }
 
 bool SessionImpl::isAdamStep(int p) const {
-  for (const KernelDesc &k : plan->kernels())
+  // AdamW reads the argument itself as its step counter. When a kernel
+  // writes the persistent first (the step's own `step + 1`, written into
+  // the counter's buffer), the argument is the count of steps done and
+  // starts at 0 like any other state.
+  for (const KernelDesc &k : plan->kernels()) {
     if (k.kind == OpKind::AdamW && k.ins.size() == 5 && !k.ins[4].inArena &&
         k.ins[4].persistent == p)
       return true;
+    for (const OperandDesc &o : k.outs)
+      if (!o.inArena && o.persistent == p)
+        return false;
+  }
   return false;
 }
 

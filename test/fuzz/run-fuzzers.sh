@@ -20,7 +20,9 @@
 # the reproducer in BUILD/fuzz-<harness>/.
 # Usage: test/fuzz/run-fuzzers.sh [BUILD [COMPILER_BUILD]]
 #   (defaults build/compiler-fuzz and build)
-set -euo pipefail
+set -eEuo pipefail
+# Say which step failed: ctest shows only this script's output.
+trap 'echo "compiler-fuzzers: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build/compiler-fuzz}

@@ -527,6 +527,17 @@ void MwAutodiffPass::runOnOperation() {
         loc, stepArg, b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
   }
   double wd = effectiveWeightDecay();
+  // With loss scaling an overflowing step is skipped: every param and state
+  // value (the step counter included) keeps its old value. Each select
+  // follows its update at once, so that only one tensor's new value waits
+  // for its select (and --mw-form-kernels writes the select into the old
+  // value's buffer): the step needs no second copy of the model states.
+  auto keepOnOverflow = [&](Value old, Value updated) -> Value {
+    if (!lossScaling)
+      return updated;
+    return b.create<SelectOp>(old.getLoc(), old.getType(), overflow, old,
+                              updated);
+  };
   for (auto [k, i] : llvm::enumerate(paramIdx)) {
     Value p = body->getArgument(k);
     Value g = masterGrads[k];
@@ -539,9 +550,9 @@ void MwAutodiffPass::runOnOperation() {
           newStep, b.getF64FloatAttr(lr), b.getF64FloatAttr(beta1),
           b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
           b.getF64FloatAttr(wd));
-      newParams.push_back(upd.getNewParam());
-      newState.push_back(upd.getNewExpAvg());
-      newState.push_back(upd.getNewExpAvgSq());
+      newParams.push_back(keepOnOverflow(p, upd.getNewParam()));
+      newState.push_back(keepOnOverflow(m, upd.getNewExpAvg()));
+      newState.push_back(keepOnOverflow(v, upd.getNewExpAvgSq()));
     } else {
       Value buf =
           momentumBuffer ? body->getArgument(paramIdx.size() + k) : Value();
@@ -552,26 +563,15 @@ void MwAutodiffPass::runOnOperation() {
                                  b.getF64FloatAttr(momentum),
                                  b.getF64FloatAttr(0.0), b.getF64FloatAttr(wd),
                                  nesterov ? b.getUnitAttr() : UnitAttr());
-      newParams.push_back(upd.getNewParam());
+      newParams.push_back(keepOnOverflow(p, upd.getNewParam()));
       if (buf)
-        newState.push_back(upd.getNewMomentumBuffer());
+        newState.push_back(keepOnOverflow(buf, upd.getNewMomentumBuffer()));
     }
   }
   if (adam)
-    newState.push_back(newStep);
+    newState.push_back(
+        keepOnOverflow(body->getArgument(stepArgIdx), newStep));
   if (lossScaling) {
-    // An overflowing step is skipped: every param and state value (the step
-    // counter included) keeps its old value. Both lists follow the argument
-    // order, params first.
-    auto keepOnOverflow = [&](MutableArrayRef<Value> values, unsigned base) {
-      for (size_t n = 0; n < values.size(); ++n) {
-        Value old = body->getArgument(base + n);
-        values[n] = b.create<SelectOp>(old.getLoc(), old.getType(), overflow,
-                                       old, values[n]);
-      }
-    };
-    keepOnOverflow(newParams, 0);
-    keepOnOverflow(newState, paramIdx.size());
     auto update = b.create<LossScaleUpdateOp>(
         loc, TypeRange{scalarF32, stepType, stepType, stepType}, overflow,
         lossScale, body->getArgument(lossScaleArgIdx + 1),

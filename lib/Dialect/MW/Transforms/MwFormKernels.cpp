@@ -50,6 +50,36 @@ bool diesAt(Value value, Operation *op, const OpOrder &order) {
   return true;
 }
 
+/// The function argument among `op`'s operands that `result` replaces: the
+/// function returns `result` under the argument's mw.name (a parameter or
+/// state updated by the step, e.g. fp16's skip-on-overflow select of the old
+/// and the new value). Null when there is none.
+Value replacedArgument(Operation *op, Value result) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return {};
+  for (OpOperand &use : result.getUses()) {
+    Operation *user = use.getOwner();
+    if (!user->hasTrait<mlir::OpTrait::ReturnLike>() ||
+        user->getParentOp() != func.getOperation())
+      continue;
+    auto resultName = func.getResultAttrOfType<StringAttr>(
+        use.getOperandNumber(), "mw.name");
+    if (!resultName)
+      continue;
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getFunctionBody().front() ||
+          operand.getType() != result.getType())
+        continue;
+      if (func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "mw.name") ==
+          resultName)
+        return operand;
+    }
+  }
+  return {};
+}
+
 /// The destination of `op`'s result `index`: an operand it may overwrite, or
 /// a new tensor.empty built at `builder`'s insertion point.
 Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
@@ -60,6 +90,16 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
     if (std::optional<unsigned> tied = getInPlaceOperand(op, index))
       return op->getOperand(*tied);
   } else if (getInPlaceOperand(op, index)) {
+    // fp16's skip-on-overflow select returns the new value of a parameter
+    // or state argument: it goes into that argument's buffer, as the
+    // optimizer's results do, so the model states stay where they are
+    // instead of moving to result buffers of their own (a second copy of
+    // every parameter and optimizer state). Other elementwise ops keep
+    // their own rule: the step counter's `step + 1` could go into the
+    // counter too, but it is 8 bytes.
+    if (isa<SelectOp>(op))
+      if (Value argument = replacedArgument(op, result))
+        return argument;
     // Among operands of the result's type that are not function arguments,
     // prefer one whose last use is here.
     Value first;

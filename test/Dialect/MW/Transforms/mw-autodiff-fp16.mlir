@@ -39,10 +39,11 @@
 // SGD:         %[[GW:.*]] = mw.div %[[DW]], %[[SCALE]] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
 // SGD:         %[[GB:.*]] = mw.div %[[DB]], %[[SCALE]] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
 // SGD:         %[[INF:.*]] = mw.found_inf %[[GW]], %[[GB]] : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<f32>
+// Each update's select follows it at once (so only one new value waits).
 // SGD:         %[[NW:.*]] = mw.sgd %[[W]], %[[GW]] {lr = 1.000000e+00 : f64}
-// SGD:         %[[NB:.*]] = mw.sgd %[[B]], %[[GB]] {lr = 1.000000e+00 : f64}
-// SGD:         %[[KW:.*]] = mw.select %[[INF]], %[[W]], %[[NW]] : (tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
-// SGD:         %[[KB:.*]] = mw.select %[[INF]], %[[B]], %[[NB]] : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// SGD-NEXT:    %[[KW:.*]] = mw.select %[[INF]], %[[W]], %[[NW]] : (tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+// SGD-NEXT:    %[[NB:.*]] = mw.sgd %[[B]], %[[GB]] {lr = 1.000000e+00 : f64}
+// SGD-NEXT:    %[[KB:.*]] = mw.select %[[INF]], %[[B]], %[[NB]] : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 // SGD:         %[[NS:[a-z0-9_]+]], %[[NI:[a-z0-9_]+]], %[[NL:[a-z0-9_]+]], %[[NH:[a-z0-9_]+]] = mw.loss_scale_update %[[INF]], %[[SCALE]], %[[ITER]], %[[LAST]], %[[HYST]] : (tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>) -> (tensor<f32>, tensor<i64>, tensor<i64>, tensor<i64>)
 // SGD:         return %[[LOSS]], %[[KW]], %[[KB]], %[[NS]], %[[NI]], %[[NL]], %[[NH]]
 
@@ -64,14 +65,14 @@
 // ADAM:         %[[INF:.*]] = mw.found_inf
 // ADAM:         %[[T:.*]] = mw.add %[[STEP]], %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
 // ADAM:         %[[WP:[a-z0-9_]+]], %[[WM:[a-z0-9_]+]], %[[WV:[a-z0-9_]+]] = mw.adamw {{.*}}, %[[T]] :
-// ADAM:         mw.adamw
-// ADAM:         mw.select %[[INF]], %{{.*}}, %[[WP]]
-// ADAM:         mw.select %[[INF]], %{{.*}}, %{{.*}}
-// ADAM:         mw.select %[[INF]], %{{.*}}, %[[WM]]
-// ADAM:         mw.select %[[INF]], %{{.*}}, %[[WV]]
-// ADAM:         mw.select %[[INF]], %{{.*}}, %{{.*}}
-// ADAM:         mw.select %[[INF]], %{{.*}}, %{{.*}}
-// ADAM:         %[[KT:.*]] = mw.select %[[INF]], %[[STEP]], %[[T]] : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %[[WP]]
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %[[WM]]
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %[[WV]]
+// ADAM-NEXT:    mw.adamw
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %{{.*}}
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %{{.*}}
+// ADAM-NEXT:    mw.select %[[INF]], %{{.*}}, %{{.*}}
+// ADAM-NEXT:    %[[KT:.*]] = mw.select %[[INF]], %[[STEP]], %[[T]] : (tensor<f32>, tensor<i64>, tensor<i64>) -> tensor<i64>
 // ADAM:         %[[NS:[a-z0-9_]+]], %[[NI:[a-z0-9_]+]], %[[NL:[a-z0-9_]+]], %[[NH:[a-z0-9_]+]] = mw.loss_scale_update %[[INF]], %[[SCALE]], {{.*}} {hysteresis = 3 : i64, min_scale = 5.000000e-01 : f64, window = 500 : i64}
 // ADAM:         return {{.*}}, %[[KT]], %[[NS]], %[[NI]], %[[NL]], %[[NH]] :
 

@@ -2,7 +2,7 @@
 // RUN: mw-opt %s --mw-form-kernels | mw-opt --mw-form-kernels | FileCheck %s
 // Destinations: a dying input for elementwise ops, the replaced state for
 // optimizer updates, tensor.empty otherwise; never a function argument except
-// for updates. The pass is idempotent (the second RUN line).
+// for updates and fp16's keep-on-overflow select (at the end). The pass is idempotent (the second RUN line).
 
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
@@ -57,4 +57,24 @@ func.func @adamw(%p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: te
 func.func @sgd(%p: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %p1, %b1 = mw.sgd %p, %g, %b {lr = 1.0e-02 : f64, momentum = 9.0e-01 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
   return %p1, %b1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// fp16's skip-on-overflow select returns the new value of an argument (the
+// result carries the argument's mw.name): it writes into that argument, as
+// the updates do, so the parameter needs no second buffer. A select whose
+// result is returned under another name keeps the general rule.
+// CHECK-LABEL: func.func @keep_on_overflow
+// CHECK-SAME: (%[[F:.*]]: tensor<f32>, %[[P:[a-z0-9]+]]: tensor<8xf32> {mw.name = "w"
+// CHECK: %[[NEW:.*]] = mw.kernel ins(%[[P]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<8xf32>)
+// CHECK:   mw.sgd
+// CHECK: mw.kernel ins(%[[F]], %[[P]], %[[NEW]] : {{.*}}) outs(%[[P]] : tensor<8xf32>)
+// CHECK:   mw.select
+// CHECK: mw.kernel ins(%[[F]], %[[P]], %[[NEW]] : {{.*}}) outs(%[[NEW]] : tensor<8xf32>)
+// CHECK:   mw.select
+func.func @keep_on_overflow(%f: tensor<f32>, %p: tensor<8xf32> {mw.name = "w"}, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {mw.name = "w"}, tensor<8xf32> {mw.name = "other"}) {
+  %n = mw.sgd %p, %g {lr = 1.0e-02 : f64} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %k = mw.select %f, %p, %n : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %o = mw.select %f, %p, %n : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %k, %o : tensor<8xf32>, tensor<8xf32>
 }

@@ -77,9 +77,13 @@
 // RUN: mw-eval %t.bertu.mlir --entry train_step --inputs %t.bert.in --print > %t.bertu.ref
 // RUN: mw-opt %t.bertu.mlir --mw-remat=strategy=selective -o %t.bert.sel.mlir
 // RUN: mw-eval %t.bert.sel.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bertu.ref -
-// RUN: mw-opt %t.bert.mlir --mw-remat="budget=98%" -o %t.bert.auto.mlir
+// fp16's step peaks at the optimizer (every master gradient is live until
+// the overflow check, and each update's select follows it at once), where
+// recompute cannot help: auto runs with a saved-bytes budget, optimal at the
+// save-all peak.
+// RUN: mw-opt %t.bert.mlir --mw-remat="saved-budget=50%" -o %t.bert.auto.mlir
 // RUN: mw-eval %t.bert.auto.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
-// RUN: mw-opt %t.bert.mlir --mw-remat="strategy=optimal budget=98%" -o %t.bert.opt.mlir
+// RUN: mw-opt %t.bert.mlir --mw-remat="strategy=optimal budget=100%" -o %t.bert.opt.mlir
 // RUN: mw-eval %t.bert.opt.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 
 // RUN: mw-models mlp --preset mlp-tiny --train --optimizer sgd --momentum 0.9 --nesterov -o %t.mlp.mlir
