@@ -836,15 +836,11 @@ Suggestion estimatePrecision(const FunctionReport &r, const Verdict &v) {
   s.note = "the f32 saved activations (" + formatDecimalBytes(f32) +
            ") halve; master weights, gradients and optimizer state stay f32; "
            "changes the numerics";
-  if (precision == "fp16") {
-    // The skip-on-overflow mw.select writes every new parameter and state
-    // to a buffer of its own, so they are not updated in place.
-    int64_t copies = r.paramBytes + r.optimizerStateBytes;
-    s.peakBytes += copies;
+  if (precision == "fp16")
+    // The skip-on-overflow selects write the kept values back into the
+    // parameters and states (--mw-form-kernels), so no second copy.
     s.note += "; dynamic loss scaling (" + v.device.target->name.str() +
-              " has no bf16) returns new parameters and optimizer state in "
-              "buffers of their own (+" + formatDecimalBytes(copies) + ")";
-  }
+              " has no bf16) skips overflowing steps in place";
   s.requiredBytes = s.peakBytes + v.overhead.total();
   s.fits = s.requiredBytes <= v.device.memoryBytes;
   return s;
