@@ -1131,7 +1131,8 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   // 3. Checkmate's MILP in the time left, while the gap is open.
   remat::MilpOutcome milp;
   target = arenaBudget;
-  for (int round = 0; round < 4 && gap() > 1e-6 && remaining() >= 1.0;
+  for (int round = 0;
+       round < 4 && gap() > remat::kBoundGap && remaining() >= 1.0;
        ++round) {
     FailureOr<llvm::BitVector> kp =
         solveCheckmateMilp(info, g, target, remaining(), milp);
@@ -1160,7 +1161,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   // The bound in the unit the user reads: FLOPs with cost=flops.
   double unit = cost == "flops" ? tgt->flopsPerSecond : 1.0;
   milpSummary =
-      llvm::formatv(" optimality={0} gap={1:F2}% bound={2:e} bound_status={3} "
+      llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_status={3} "
                     "bound_vars={4} bound_rows={5} bound_ms={6:F3}",
                     gap() <= 1e-6 ? "proven" : "bounded", gap() * 100.0,
                     bound * unit, cover->status, cover->vars, cover->rows,

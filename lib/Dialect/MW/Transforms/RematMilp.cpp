@@ -230,7 +230,7 @@ CoverBound remat::solveCoverBound(const StepStructure &info,
       model.addRow({{yVar(def), 1.0}, {yo, -1.0}}, 0.0, MilpModel::kInfinity);
   }
 
-  MilpResult result = memwall::planning::solveMilp(model, timeLimit);
+  MilpResult result = memwall::planning::solveMilp(model, timeLimit, kBoundGap);
   CoverBound out;
   out.status = memwall::planning::toString(result.status);
   out.vars = model.vars.size();
