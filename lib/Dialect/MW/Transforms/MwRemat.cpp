@@ -1161,10 +1161,12 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   // The bound in the unit the user reads: FLOPs with cost=flops.
   double unit = cost == "flops" ? tgt->flopsPerSecond : 1.0;
   milpSummary =
-      llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_status={3} "
-                    "bound_vars={4} bound_rows={5} bound_ms={6:F3}",
+      llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_unit={3} "
+                    "bound_status={4} bound_vars={5} bound_rows={6} "
+                    "bound_ms={7:F3}",
                     gap() <= 1e-6 ? "proven" : "bounded", gap() * 100.0,
-                    bound * unit, cover->status, cover->vars, cover->rows,
+                    bound * unit, cost == "flops" ? "flops" : "seconds",
+                    cover->status, cover->vars, cover->rows,
                     cover->seconds * 1e3)
           .str() +
       milp.summary;
