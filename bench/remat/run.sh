@@ -12,8 +12,9 @@
 #          [--budgets 30%,50%] [--fixed none,sqrt] [--frontier 72%,74%]
 #          [--saved 30%,0] [--out DIR]
 #   --models      a comma-separated subset of: gpt2-small-unfused,
-#                 gpt2-small-b8, gpt2-small-fused, gpt2-medium, llama-7b-bf16,
-#                 bert-large, scaling (default: all of them)
+#                 gpt2-small-b8, gpt2-small-fused, gpt2-small-fused-b8,
+#                 gpt2-medium, llama-7b-bf16, bert-large, scaling (default:
+#                 all of them)
 #   --quick       gpt2-small-unfused and scaling only (unless --models says
 #                 otherwise), budgets 70%,90%,100%
 #   --time-limit  seconds of the optimal strategy per cell (default 30)
@@ -36,7 +37,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build_dir=${MW_BUILD_DIR:-$root/build}
-all_models=gpt2-small-unfused,gpt2-small-b8,gpt2-small-fused,gpt2-medium,llama-7b-bf16,bert-large,scaling
+all_models=gpt2-small-unfused,gpt2-small-b8,gpt2-small-fused,gpt2-small-fused-b8,gpt2-medium,llama-7b-bf16,bert-large,scaling
 models=
 quick=
 time_limit=30
@@ -106,11 +107,11 @@ fi
 mw_opt=${MW_OPT:-$build_dir/bin/mw-opt}
 mw_models=${MW_MODELS:-$build_dir/bin/mw-models}
 
-# Every model but gpt2-small-fused wants unfused attention: refuse up front
+# Every model but the gpt2-small-fused ones wants unfused attention: refuse up front
 # rather than after an hour of cells.
 needs_unfused=
 for m in "${model_list[@]}"; do
-  [ "$m" = gpt2-small-fused ] || needs_unfused=1
+  [[ $m = gpt2-small-fused* ]] || needs_unfused=1
 done
 # (The help is read whole first: `grep -q` closing the pipe early would make
 # mw-models die of SIGPIPE and pipefail report a missing option.)
@@ -132,6 +133,7 @@ model_args() {
     gpt2-small-unfused) echo "gpt --preset gpt2-small --attention=unfused" ;;
     gpt2-small-b8) echo "gpt --preset gpt2-small --attention=unfused --batch 8" ;;
     gpt2-small-fused) echo "gpt --preset gpt2-small" ;;
+    gpt2-small-fused-b8) echo "gpt --preset gpt2-small --batch 8" ;;
     gpt2-medium) echo "gpt --preset gpt2-medium --attention=unfused" ;;
     llama-7b-bf16) echo "llama --preset llama-7b-shaped --layers 4 --precision bf16 --attention=unfused --batch 4" ;;
     bert-large) echo "bert --preset bert-large --attention=unfused --batch 8" ;;

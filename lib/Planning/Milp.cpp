@@ -190,7 +190,8 @@ void load(Cbc_Model *cbc, const MilpModel &model) {
 } // namespace
 
 MilpResult memwall::planning::solveMilp(const MilpModel &model,
-                                        double timeLimitSeconds) {
+                                        double timeLimitSeconds,
+                                        double relativeGap) {
   auto begin = std::chrono::steady_clock::now();
   MilpResult result;
   auto finish = [&](Status status) {
@@ -234,6 +235,12 @@ MilpResult memwall::planning::solveMilp(const MilpModel &model,
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.17g", timeLimitSeconds);
     Cbc_setParameter(cbc.get(), "sec", seconds);
+  }
+
+  if (relativeGap > 0.0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%.17g", relativeGap);
+    Cbc_setParameter(cbc.get(), "ratioGap", ratio);
   }
 
   Cbc_solve(cbc.get());
@@ -303,6 +310,14 @@ MilpResult memwall::planning::solveMilp(const MilpModel &model,
     result.objective += model.vars[j].cost * result.x[j];
   // Proven optimal: the bound is the objective by definition, and for an LP
   // Cbc_getBestPossibleObjValue is not meaningful (no branch-and-bound ran).
+  // With a relative gap, CBC calls "optimal" what is within it: the bound
+  // is then its best possible value, and the status feasible unless equal.
+  if (optimal && relativeGap > 0.0 && Cbc_getNumIntegers(cbc.get()) > 0) {
+    double bound = std::min(fromCbc(Cbc_getBestPossibleObjValue(cbc.get())),
+                            result.objective);
+    if (bound < result.objective - 1e-9 * std::max(1.0, std::fabs(result.objective)))
+      optimal = false;
+  }
   if (optimal) {
     result.bound = result.objective;
     result.gap = 0.0;

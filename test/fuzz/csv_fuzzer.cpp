@@ -2,9 +2,10 @@
 //
 // The contract on any bytes: parseBufferCsv rejects them with a message that
 // names a line, or reads a table that the packer then packs (greedy-size and
-// best, at an alignment the first byte picks) into plans that verifyPacking
-// accepts, with best never above greedy-size; and the CSV mw-pack would write
-// reads back as the same buffers. Run by test/fuzz/run-fuzzers.sh under
+// best, at an alignment the first byte picks; both refuse it with a message
+// only when the sizes rounded up to it sum past 2^62 bytes) into plans that
+// verifyPacking accepts, with best never above greedy-size; and the CSV
+// mw-pack would write reads back as the same buffers. Run by test/fuzz/run-fuzzers.sh under
 // AddressSanitizer and UBSan.
 //
 //===----------------------------------------------------------------------===//
@@ -39,9 +40,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   PackResult greedy = packBuffers(table.buffers, options);
   options.strategy = PackStrategy::Best;
   PackResult best = packBuffers(table.buffers, options);
-  // The reader bounds sizes so that packing cannot fail.
-  if (!greedy.succeeded() || !best.succeeded())
-    std::abort();
+  // The reader caps the sizes' sum at 2^62 bytes, so packing cannot fail at
+  // alignment 1; rounded up to a larger alignment the sum may pass the cap
+  // (a 2^62 - 2 byte buffer and a 1 byte one at alignment 8), and then both
+  // strategies refuse it with a message.
+  if (!greedy.succeeded() || !best.succeeded()) {
+    unsigned __int128 aligned = 0;
+    for (const PackBuffer &b : table.buffers)
+      aligned += (static_cast<unsigned __int128>(b.size) + alignment - 1) /
+                 alignment * alignment;
+    const unsigned __int128 cap = static_cast<unsigned __int128>(1) << 62;
+    if (greedy.succeeded() || best.succeeded() || greedy.error.empty() ||
+        best.error.empty() || aligned + alignment <= cap)
+      std::abort();
+    return 0;
+  }
   if (!verifyPacking(table.buffers, greedy.offsets, alignment).empty() ||
       !verifyPacking(table.buffers, best.offsets, alignment).empty())
     std::abort();

@@ -47,6 +47,35 @@ TEST(MilpTest, KnapsackOptimum) {
   EXPECT_STREQ(toString(r.status), "optimal");
 }
 
+TEST(MilpTest, RelativeGapReportsTheBoundReached) {
+  // A covering knapsack: min sum c_i x_i s.t. sum w_i x_i >= W. With a
+  // relative gap CBC may stop early; whatever it reports, the bound is at
+  // most the objective and within the gap of it, and "optimal" means the
+  // two meet.
+  MilpModel model;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> weight(5, 60), cost(5, 60);
+  std::vector<std::pair<int, double>> terms;
+  double total = 0;
+  for (int i = 0; i < 40; ++i) {
+    double w = weight(rng);
+    terms.push_back({model.addVar(0, 1, cost(rng), true), w});
+    total += w;
+  }
+  model.addRow(terms, total / 3, kInf);
+  for (double relativeGap : {0.0, 0.2}) {
+    MilpResult r = solveMilp(model, 10.0, relativeGap);
+    ASSERT_TRUE(r.status == Status::Optimal || r.status == Status::Feasible)
+        << r.message;
+    EXPECT_LE(r.bound, r.objective);
+    if (r.status == Status::Optimal) {
+      EXPECT_EQ(r.bound, r.objective);
+    } else {
+      EXPECT_LE(r.objective - r.bound, relativeGap * r.objective + 1e-6);
+    }
+  }
+}
+
 TEST(MilpTest, MixedIntegerAndContinuous) {
   // min -x - 2y, x in [0, 3.5] continuous, y integer in [0, 10],
   // x + y <= 4.5, y <= 2.7: y = 2 (not 2.7), x = 2.5.

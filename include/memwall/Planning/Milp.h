@@ -69,8 +69,11 @@ struct MilpResult {
 
 /// Solves `model` with CBC on one thread (deterministic for a given model
 /// when no time limit is hit), silently, stopping after `timeLimitSeconds`
-/// of wall time. Never throws; never prints.
-MilpResult solveMilp(const MilpModel &model, double timeLimitSeconds);
+/// of wall time, or once the incumbent is within `relativeGap` of the best
+/// bound (0: only when proven optimal; then the status is Feasible with the
+/// bound reached, unless the two meet). Never throws; never prints.
+MilpResult solveMilp(const MilpModel &model, double timeLimitSeconds,
+                     double relativeGap = 0.0);
 
 /// "optimal", "feasible", "infeasible", "no-solution", "error".
 const char *toString(MilpResult::Status status);

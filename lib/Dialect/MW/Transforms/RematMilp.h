@@ -49,6 +49,41 @@ FailureOr<llvm::BitVector> solveCheckmateMilp(const StepStructure &info,
                                               double timeLimit,
                                               MilpOutcome &outcome);
 
+/// strategy=optimal's lower bound: a relaxation of every plan --mw-remat can
+/// emit, solved by CBC. Binaries d_i and the memory rows as above (with the
+/// budget as given: a plan that fits must free the excess at every op where
+/// the save-all arena is over it, whatever its recompute does elsewhere);
+/// cost: a continuous y_o per forward op, y[def(v)] >= d_v, and y[def(u)] >=
+/// y[o] for every forward intermediate u (not saved) that o reads. A plan
+/// clones every op with y_o = 1 at least once, whatever it shares, so the
+/// minimum of sum y_o * cost(o) is a lower bound on its recompute cost;
+/// CBC's best bound, reached or not, is below that minimum. The solution's
+/// kept set (perfect sharing assumed) is a candidate too.
+/// The lower bound's MILP stops within this relative gap of its own optimum
+/// (CBC's ratioGap): closing the last 0.01% of a bound can take minutes on
+/// gpt2-small at batch 8, and the bound reported is CBC's, reached or not.
+constexpr double kBoundGap = 1e-4;
+
+struct CoverBound {
+  std::string status;
+  /// The lower bound on the recompute cost, in the unit of StepGraph::Node::
+  /// cost; 0 when nothing better is known.
+  double bound = 0.0;
+  /// The relaxation's own objective for `keep` (no more than the real cost
+  /// of `keep`'s plan).
+  double objective = 0.0;
+  /// The incumbent's kept set; empty without one.
+  llvm::BitVector keep;
+  /// Proven infeasible: no plan fits the budget.
+  bool infeasible = false;
+  /// The solver's message when it failed (status "error").
+  std::string error;
+  size_t vars = 0, rows = 0;
+  double seconds = 0.0;
+};
+CoverBound solveCoverBound(const StepStructure &info, const StepGraph &g,
+                           int64_t arenaBudget, double timeLimit);
+
 } // namespace mlir::mw::remat
 
 #endif // MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATMILP_H

@@ -309,8 +309,11 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     recompute: in attention regions, `*.attn` or `*.attention`, drop the
     core attention from the scores matmul to the softmax, keeping Q, K, V
     and the context; nothing to drop with a fused `mw.attention`),
-    `optimal` (Checkmate's MILP on the fixed op order, solved by COIN-OR CBC
-    within `time-limit`; needs a budget) and `auto` (`none` without a
+    `optimal` (needs a budget: the cheapest measured plan of the kept set of
+    a covering MILP whose optimum is a lower bound on every plan's
+    recompute, auto's choice and Checkmate's MILP on the fixed op order,
+    solved by COIN-OR CBC within `time-limit`; `verbose` reports the gap to
+    the bound, `optimality=proven` when it is 0) and `auto` (`none` without a
     budget; with one, the cheapest, by `cost`, of a budget-independent set
     of candidates whose arena fits: the fixed strategies, the steps of
     two greedy paths that drop values dead where the simulated arena
@@ -353,7 +356,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
              clEnumValN(::mlir::mw::RematStrategy::Selective, "selective",
                         "drop the core attention (Megatron-LM)"),
              clEnumValN(::mlir::mw::RematStrategy::Optimal, "optimal",
-                        "Checkmate's MILP; needs a budget"))}]>,
+                        "the least recompute, with its gap to a lower "
+                        "bound (CBC); needs a budget"))}]>,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
            "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "
@@ -368,7 +372,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
            "Roofline target pricing recompute: h200, a100, h100 or cpu">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60.0",
-           "Wall-clock seconds the optimal strategy's MILP solver may take">,
+           "Wall-clock seconds the optimal strategy's search (its MILP "
+           "solves) may take">,
     Option<"cost", "cost", "std::string", /*default=*/"\"time\"",
            "What auto and optimal minimize: time (the target's roofline "
            "time of the recomputed ops) or flops">,
