@@ -626,6 +626,15 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   FailureOr<KeptSet> fk = fixedKeep(run.info, fixed, k, function);
   if (failed(fk))
     return failure();
+  // selective drops only core attention values (scores, probabilities):
+  // a fused mw.attention saves none, so it would silently do nothing.
+  if (fixed == RematStrategy::Selective && fk->keep.all())
+    mlir::emitWarning(run.info.func->getLoc())
+        << "mw-remat: strategy=selective recomputes nothing in @" << function
+        << ": it drops only core attention values (scores, probabilities), "
+           "and this step has none (fused mw.attention keeps them inside "
+           "its kernel); use every-k, sqrt or a budget (budget=NN% or "
+           "saved-budget=NN%) instead";
   run.keep = fk->keep;
   run.chosen = planRemat(run.g, run.info, run.keep, fk->sharing);
   run.solveSeconds = solveTime(run);

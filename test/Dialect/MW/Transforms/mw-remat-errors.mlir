@@ -6,6 +6,14 @@
 // RUN: not mw-opt %t.mlir --mw-remat=budget=-5MB -o /dev/null 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: mw-remat: malformed budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, a percentage like 60%, or auto)
 
+// selective on a fused-attention step (the default) has nothing to drop: a
+// warning, not silence. With unfused attention it recomputes and says
+// nothing.
+// RUN: mw-opt %t.mlir --mw-remat=strategy=selective -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELECTIVE
+// SELECTIVE: warning: {{.*}}mw-remat: strategy=selective recomputes nothing in @train_step: it drops only core attention values (scores, probabilities), and this step has none (fused mw.attention keeps them inside its kernel); use every-k, sqrt or a budget (budget=NN% or saved-budget=NN%) instead
+// RUN: mw-models gpt --preset gpt2-tiny --train --attention=unfused -o %t.unfused.mlir
+// RUN: mw-opt %t.unfused.mlir --mw-remat=strategy=selective -o /dev/null 2>&1 | count 0
+
 // budget=auto is the target's device memory; the host has none.
 // RUN: not mw-opt %t.mlir --mw-remat="budget=auto target=cpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-CPU
 // AUTO-CPU: mw-remat: budget=auto plans for the target's device memory, and target=cpu has none; give bytes or a percentage
