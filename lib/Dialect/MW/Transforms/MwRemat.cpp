@@ -24,6 +24,7 @@
 #include "memwall/Analysis/Targets.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
+#include "memwall/Analysis/Units.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 #include "memwall/Transforms/Passes.h"
 
@@ -95,30 +96,11 @@ std::optional<Budget> parseBudget(StringRef text) {
     b.percent = pct;
     return b;
   }
-  size_t split = 0;
-  while (split < text.size() &&
-         (llvm::isDigit(text[split]) || text[split] == '.'))
-    ++split;
-  StringRef number = text.take_front(split);
-  StringRef unit = text.drop_front(split).trim();
-  double value;
-  if (number.empty() || number.getAsDouble(value) || !(value > 0.0))
+  std::optional<int64_t> bytes = parseByteSize(text);
+  if (!bytes)
     return std::nullopt;
-  static const std::pair<StringRef, double> kUnits[] = {
-      {"", 1.0},      {"B", 1.0},     {"KB", 1e3},
-      {"MB", 1e6},    {"GB", 1e9},    {"TB", 1e12},
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}};
-  for (auto [name, scale] : kUnits) {
-    if (!unit.equals_insensitive(name))
-      continue;
-    double bytes = std::floor(value * scale);
-    if (!(bytes >= 1.0) || bytes > 9.2e18)
-      return std::nullopt;
-    b.bytes = static_cast<int64_t>(bytes);
-    return b;
-  }
-  return std::nullopt;
+  b.bytes = *bytes;
+  return b;
 }
 
 //===----------------------------------------------------------------------===//
