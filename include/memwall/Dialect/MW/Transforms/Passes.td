@@ -370,7 +370,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     Option<"k", "k", "int64_t", /*default=*/"2",
            "every-k: keep the output of every k-th transformer block">,
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
-           "Roofline target pricing recompute: h200, a100, h100 or cpu">,
+           "Roofline target pricing recompute, by name: h200, a100, h100, cpu, "
+           "or a device of the memory report (V100-16GB ... B200-192GB)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60.0",
            "Wall-clock seconds the optimal strategy's search (its MILP "
            "solves) may take">,
