@@ -113,33 +113,33 @@ def main():
         if not ok:
             failures.append(what)
 
+    def import_and_eval(name, module, inputs, **kwargs):
+        """Imports `module`, writes NAME.mlir, the weights and the inputs,
+        runs mw-eval on them and returns (the import, its output `name`)."""
+        res = api.import_module(module, inputs, strip_prefix="m.", **kwargs)
+        open(f(name + ".mlir"), "w").write(res.mlir)
+        api.save_safetensors(res.weights, f("weights.safetensors"))
+        api.save_safetensors(res.inputs, f(name + ".in.safetensors"))
+        run([b("mw-eval"), f(name + ".mlir"), "--inputs", f("weights.safetensors"),
+             "--inputs", f(name + ".in.safetensors"),
+             "--outputs", f(name + ".out.safetensors")])
+        return res, load_file(f(name + ".out.safetensors"))[name]
+
     torch.set_grad_enabled(True)
     model, config = hf.build_model(args.family, "tiny", seed=0)
 
     # Logits.
     ids, = hf.example_inputs(args.family, config, args.batch, args.seq, False)
-    res = api.import_module(hf.wrap(args.family, model, False), (ids,),
-                            output_names=["logits"], strip_prefix="m.")
-    open(f("logits.mlir"), "w").write(res.mlir)
-    api.save_safetensors(res.weights, f("weights.safetensors"))
-    api.save_safetensors(res.inputs, f("ids.safetensors"))
-    run([b("mw-eval"), f("logits.mlir"), "--inputs", f("weights.safetensors"),
-         "--inputs", f("ids.safetensors"), "--outputs", f("logits.out.safetensors")])
-    ours = load_file(f("logits.out.safetensors"))["logits"]
+    res, ours = import_and_eval("logits", hf.wrap(args.family, model, False),
+                                (ids,), output_names=["logits"])
     with torch.no_grad():
         ref = hf.wrap(args.family, model, False)(ids)
     check("logits (mw-eval)", rel(ours, ref), TOL_FWD)
 
     # Loss.
     batch = hf.example_inputs(args.family, config, args.batch, args.seq, True)
-    res = api.import_module(hf.wrap(args.family, model, True), batch,
-                            train=True, strip_prefix="m.")
-    open(f("loss.mlir"), "w").write(res.mlir)
-    api.save_safetensors(res.weights, f("weights.safetensors"))
-    api.save_safetensors(res.inputs, f("batch.safetensors"))
-    run([b("mw-eval"), f("loss.mlir"), "--inputs", f("weights.safetensors"),
-         "--inputs", f("batch.safetensors"), "--outputs", f("loss.out.safetensors")])
-    ours_loss = load_file(f("loss.out.safetensors"))["loss"]
+    res, ours_loss = import_and_eval("loss", hf.wrap(args.family, model, True),
+                                     batch, train=True)
     loss_mod = hf.wrap(args.family, model, True)
     model.zero_grad()
     ref_loss = loss_mod(*batch)
@@ -150,7 +150,7 @@ def main():
     run([b("mw-opt"), f("loss.mlir"),
          f"--mw-autodiff=optimizer=sgd lr={LR} weight-decay=0", "-o", f("step.mlir")])
     run([b("mw-eval"), f("step.mlir"), "--entry", "train_step",
-         "--inputs", f("weights.safetensors"), "--inputs", f("batch.safetensors"),
+         "--inputs", f("weights.safetensors"), "--inputs", f("loss.in.safetensors"),
          "--outputs", f("step.out.safetensors")])
     new = load_file(f("step.out.safetensors"))
     named = dict(model.named_parameters())
@@ -163,7 +163,7 @@ def main():
     run([b("mw-opt"), f("step.mlir"), "--mw-train-pipeline", "-o", f("planned.mlir")])
     run([b("mw-translate"), "--mw-to-plan", f("planned.mlir"), "-o", f("step.mwplan")])
     out = run([b("mw-run"), f("step.mwplan"), "--weights", f("weights.safetensors"),
-               "--inputs", f("batch.safetensors"), "--steps", "1",
+               "--inputs", f("loss.in.safetensors"), "--steps", "1",
                "--save-weights", f("run.out.safetensors"), "--report", "json"])
     report = json.loads(out)
     run_loss = torch.tensor(report_loss(report))

@@ -704,6 +704,14 @@ std::optional<int64_t> stepBatch(FunctionOpInterface func) {
   return std::nullopt;
 }
 
+/// A measured suggestion's peak, required bytes and verdict from the step
+/// planned on a copy.
+void setMeasuredPeak(Suggestion &s, const PlannedStep &p, const Verdict &v) {
+  s.peakBytes = p.peak();
+  s.requiredBytes = s.peakBytes + p.overhead.total();
+  s.fits = s.requiredBytes <= v.device.memoryBytes;
+}
+
 /// --mw-remat with a budget of the device memory less the overhead, on a
 /// copy: its planned peak, or the lowest peak it can reach.
 Suggestion predictRemat(ModuleOp module, StringRef function,
@@ -758,9 +766,7 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   if (failed(p))
     return unavailable("remat", "planning the rematerialized step failed: " +
                                     errors.first);
-  s.peakBytes = p->peak();
-  s.requiredBytes = s.peakBytes + p->overhead.total();
-  s.fits = s.requiredBytes <= v.device.memoryBytes;
+  setMeasuredPeak(s, *p, v);
   s.extraFlopsFraction = r.flops ? double(s.extraFlops) / double(r.flops) : 0;
   s.note = "bit-exact: recomputes forward values in the backward pass";
   return s;
@@ -868,9 +874,7 @@ Suggestion predictZero(ModuleOp module, StringRef function, int64_t stage,
   if (failed(p))
     return unavailable("zero", "planning the ZeRO step failed: " +
                                    errors.first);
-  s.peakBytes = p->peak();
-  s.requiredBytes = s.peakBytes + p->overhead.total();
-  s.fits = s.requiredBytes <= v.device.memoryBytes;
+  setMeasuredPeak(s, *p, v);
   if (p->zero)
     s.communicationBytes = static_cast<int64_t>(p->zero->total.ringBytes);
   s.note = llvm::formatv("per rank of {0}, each taking 1/{0} of the batch{1}",

@@ -295,6 +295,35 @@ bool cheaper(const Candidate &a, const Candidate &b) {
   return a.effectiveArena() < b.effectiveArena();
 }
 
+/// The candidates, by increasing `key`, that are cheaper than every one
+/// with a smaller key (`front`), and a ladder of `key` levels: each front
+/// candidate's, and 64 steps from the smallest key up to the front's last
+/// (or, `toLargest`, to the largest of all candidates), sorted, unique.
+void costLadder(ArrayRef<Candidate> cands, int64_t Candidate::*key,
+                bool toLargest, SmallVector<unsigned> &front,
+                SmallVector<int64_t> &levels) {
+  SmallVector<unsigned> byKey(cands.size());
+  std::iota(byKey.begin(), byKey.end(), 0u);
+  std::stable_sort(byKey.begin(), byKey.end(), [&](unsigned a, unsigned b) {
+    if (cands[a].*key != cands[b].*key)
+      return cands[a].*key < cands[b].*key;
+    return cheaper(cands[a], cands[b]);
+  });
+  front.clear();
+  for (unsigned c : byKey)
+    if (front.empty() || cheaper(cands[c], cands[front.back()]))
+      front.push_back(c);
+  levels.clear();
+  int64_t low = cands[byKey.front()].*key;
+  int64_t high = cands[toLargest ? byKey.back() : front.back()].*key;
+  for (unsigned c : front)
+    levels.push_back(cands[c].*key);
+  for (int j = 1; j < 64; ++j)
+    levels.push_back(low + (high - low) * j / 64);
+  llvm::sort(levels);
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+}
+
 /// The diagnostics of a step --mw-remat cannot work on; success when it can.
 LogicalResult checkStep(const StepStructure &info) {
   FunctionOpInterface f = info.func;
@@ -819,26 +848,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     // exactly there (its recompute and the chains through it go away).
     // The result is simulated again and added as a candidate of its own.
     // The levels depend only on the candidates, never on the budget.
-    SmallVector<unsigned> order(cands.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
-      if (cands[a].simArena != cands[b].simArena)
-        return cands[a].simArena < cands[b].simArena;
-      return cheaper(cands[a], cands[b]);
-    });
     SmallVector<unsigned> frontier;
-    for (unsigned c : order)
-      if (frontier.empty() || cheaper(cands[c], cands[frontier.back()]))
-        frontier.push_back(c);
     SmallVector<int64_t> levels;
-    int64_t lowest = cands[frontier.front()].simArena;
-    int64_t highest = cands[frontier.back()].simArena;
-    for (unsigned c : frontier)
-      levels.push_back(cands[c].simArena);
-    for (int j = 1; j < 64; ++j)
-      levels.push_back(lowest + (highest - lowest) * j / 64);
-    llvm::sort(levels);
-    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    costLadder(cands, &Candidate::simArena, /*toLargest=*/false, frontier,
+               levels);
     SmallVector<std::pair<double, unsigned>> dropped;
     unsigned base = 0;
     for (int64_t level : levels) {
@@ -888,28 +901,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     // candidate keeping at most the level and keep again its dropped
     // values, the most expensive chain first, while the kept bytes stay
     // within the level. Budget-independent, as above.
-    SmallVector<unsigned> bySaved(cands.size());
-    std::iota(bySaved.begin(), bySaved.end(), 0u);
-    std::stable_sort(bySaved.begin(), bySaved.end(),
-                     [&](unsigned a, unsigned b) {
-                       if (cands[a].savedBytes != cands[b].savedBytes)
-                         return cands[a].savedBytes < cands[b].savedBytes;
-                       return cheaper(cands[a], cands[b]);
-                     });
     SmallVector<unsigned> savedFrontier;
-    for (unsigned c : bySaved)
-      if (savedFrontier.empty() || cheaper(cands[c], cands[savedFrontier.back()]))
-        savedFrontier.push_back(c);
     SmallVector<int64_t> savedLevels;
-    int64_t fewest = cands[bySaved.front()].savedBytes;
-    int64_t most = cands[bySaved.back()].savedBytes;
-    for (unsigned c : savedFrontier)
-      savedLevels.push_back(cands[c].savedBytes);
-    for (int j = 1; j < 64; ++j)
-      savedLevels.push_back(fewest + (most - fewest) * j / 64);
-    llvm::sort(savedLevels);
-    savedLevels.erase(std::unique(savedLevels.begin(), savedLevels.end()),
-                      savedLevels.end());
+    costLadder(cands, &Candidate::savedBytes, /*toLargest=*/true,
+               savedFrontier, savedLevels);
     base = 0;
     for (int64_t level : savedLevels) {
       while (base + 1 < savedFrontier.size() &&
