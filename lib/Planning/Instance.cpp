@@ -108,10 +108,11 @@ static void buildConflicts(Instance &inst, Conflicts conflicts) {
         startsBefore[inst.end[b]] - endsBy[inst.start[b]] - 1;
   for (int32_t b = 0; b < n; ++b)
     inst.adjBegin[b + 1] += inst.adjBegin[b];
-  inst.conflictEntries = inst.adjBegin[n];
+  // The graph's size is known before it is built.
+  const int64_t entries = inst.adjBegin[n];
   if (conflicts == Conflicts::Never ||
       (conflicts == Conflicts::IfSparse &&
-       inst.conflictEntries > kMaxConflictsPerBuffer * int64_t(n))) {
+       entries > kMaxConflictsPerBuffer * int64_t(n))) {
     inst.adjBegin.clear();
     inst.adjBegin.shrink_to_fit();
     return;

@@ -47,8 +47,6 @@ struct Instance {
   bool hasConflicts = false;
   std::vector<int64_t> adjBegin;
   std::vector<int32_t> adj;
-  /// Sum over buffers of their number of conflicts, known either way.
-  int64_t conflictEntries = 0;
 
   int32_t numBuffers() const { return int32_t(size.size()); }
   int64_t degree(int32_t i) const { return adjBegin[i + 1] - adjBegin[i]; }

@@ -326,6 +326,30 @@ TEST(PackerTest, BestIsNeverWorseThanABaseline) {
     check(stepInstance(rng, 60 + int(rng() % 20), 30), "large step", iter);
 }
 
+TEST(PackerTest, BestWithMoreEffortStaysDeterministicAndAtMostTheBaselines) {
+  // effortSeconds is counted in work units: the same plan twice, never above
+  // a baseline, and never above the default effort's plan on instances where
+  // the extra budget only adds re-insertion (past the search's size).
+  std::mt19937_64 rng(29);
+  PackOptions more;
+  more.effortSeconds = 0.01;
+  for (int iter = 0; iter < 40; ++iter) {
+    auto bufs = iter % 4 == 3 ? stepInstance(rng, 60, 30)
+                              : randomInstance(rng, 1 + rng() % 60, 25, 10,
+                                               100000);
+    PackResult a = packBuffers(bufs, more), b = packBuffers(bufs, more);
+    ASSERT_TRUE(a.succeeded());
+    EXPECT_EQ(a.offsets, b.offsets) << "instance " << iter;
+    EXPECT_EQ(verifyPacking(bufs, a.offsets, more.alignment), "");
+    for (PackStrategy baseline : kBaselines)
+      EXPECT_LE(a.arenaSize, pack(bufs, baseline, more.alignment).arenaSize)
+          << getStrategyName(baseline) << " on instance " << iter;
+    if (iter % 4 == 3)
+      EXPECT_LE(a.arenaSize,
+                pack(bufs, PackStrategy::Best, more.alignment).arenaSize);
+  }
+}
+
 TEST(PackerTest, BaselinesFollowTheirSourcesOnHandCheckedCases) {
   // greedy-size, TFLite's ArenaPlanner. Buffer 0 lives over the whole run
   // [0, 3) and goes first; then 2 (6 units), 1 (4), and 3 and 4 (2 each,
