@@ -60,3 +60,21 @@ if os.path.exists(os.path.join(mw_venv, "bin", "mw-import")):
     config.available_features.add("importer")
 config.substitutions.append(("%mw_import", os.path.join(mw_venv, "bin", "mw-import")))
 config.substitutions.append(("%mw_python", os.path.join(mw_venv, "bin", "python")))
+
+# A real headless browser for the page of --mw-memory-report=format=html
+# (Debian's chromium, which scripts/setup installs): tests that load it say
+# `REQUIRES: chromium` and pass `--user-data-dir=%t.profile` (a profile per
+# test, so that parallel tests do not share its lock). --no-sandbox because
+# CI runs as root.
+mw_chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+if mw_chromium:
+    config.available_features.add("chromium")
+else:
+    lit_config.note("no chromium on PATH: the browser tests of the memory "
+                    "report's html page are skipped (scripts/setup installs "
+                    "it)")
+config.substitutions.append(
+    ("%chromium",
+     "%s --headless --no-sandbox --disable-gpu --no-first-run "
+     "--disable-extensions --disable-background-networking"
+     % (mw_chromium or "chromium")))

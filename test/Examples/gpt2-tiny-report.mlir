@@ -17,5 +17,5 @@
 
 // TEXT:      mw-memory-report @forward
 // TEXT-NEXT:   parameters 118528 (118.53K)
-// TEXT-NEXT:   parameter bytes 474112 (463.00 KiB)
+// TEXT-NEXT:   parameter bytes 474112 (474.11 KB = 463.00 KiB)
 // TEXT:        ops 57

@@ -6,7 +6,7 @@
 // CHECK: --device-memory=<string>
 // CHECK-SAME: KiB, MiB, GiB, TiB powers of 2
 // CHECK: --format=<string>
-// CHECK-SAME: Output format: text or json
+// CHECK-SAME: Output format: text, json, or html
 // CHECK: --function=<string>
 // CHECK: --output=<string>
 // CHECK: --ranks=<long>

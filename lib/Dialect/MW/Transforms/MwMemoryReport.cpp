@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MemoryReportHtml.h"
 #include "MemoryVerdict.h"
 #include "ZeroReport.h"
 
@@ -32,6 +33,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Mesh/IR/MeshDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Regex.h"
@@ -107,6 +109,9 @@ struct FunctionReport {
 
   /// What one rank of a ZeRO step holds and sends (ZeroReport.h).
   std::optional<ZeroReport> zero;
+
+  /// The buffers and the live curve for format=html (MemoryReportHtml.h).
+  MemoryPicture picture;
 };
 
 /// The mw.remat.* attributes of `func`, if --mw-remat ran on it.
@@ -193,6 +198,85 @@ Value findArena(FunctionOpInterface func) {
   return Value();
 }
 
+bool isBufferized(FunctionOpInterface func) {
+  auto isMemref = [](Type t) { return isa<BaseMemRefType>(t); };
+  return llvm::any_of(func.getArgumentTypes(), isMemref) ||
+         llvm::any_of(func.getResultTypes(), isMemref);
+}
+
+/// Whether `op` or an op nested in it satisfies `pred`.
+bool anyNested(Operation *op, llvm::function_ref<bool(Operation *)> pred) {
+  return op
+      ->walk([&](Operation *o) {
+        return pred(o) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The index in kPictureKinds of `kind`.
+unsigned pictureKind(StringRef kind) {
+  for (auto [i, k] : llvm::enumerate(kPictureKinds))
+    if (k.name == kind)
+      return i;
+  llvm_unreachable("not a picture kind");
+}
+
+/// The picture of the transient buffers of `live`: a ZeRO gradient bucket
+/// or gathered parameters (classifyZeroBuffer), else by the op that
+/// produces the buffer: a recompute clone (mw.recompute), at or after the
+/// first optimizer update (optimizer work), at or after the first gradient
+/// op (`*_grad`: the backward pass, gradients), else an activation.
+void drawBuffers(FunctionOpInterface func, const BufferLiveness &live,
+                 ArrayRef<const LiveBuffer *> transient, MemoryPicture &p) {
+  int64_t backwardStart = live.getNumPositions(),
+          optimizerStart = live.getNumPositions();
+  for (int64_t pos = live.getNumPositions() - 1; pos >= 0; --pos) {
+    Operation *op = live.getOpAt(pos);
+    if (anyNested(op, [](Operation *o) {
+          return o->getName().getStringRef().ends_with("_grad");
+        }))
+      backwardStart = pos;
+    if (anyNested(op, [](Operation *o) {
+          return isa<AdamWOp, SgdOp, LossScaleUpdateOp>(o);
+        }))
+      optimizerStart = pos;
+  }
+  Block &entry = func.getFunctionBody().front();
+  for (const LiveBuffer *b : transient) {
+    PictureBuffer pb;
+    pb.name = b->name;
+    pb.start = b->start;
+    pb.end = b->end;
+    pb.bytes = static_cast<int64_t>(b->sizeInBytes);
+    if (auto view = dyn_cast_or_null<memref::ViewOp>(b->definingOp))
+      pb.offset = getConstantIntValue(view.getByteShift()).value_or(-1);
+    Operation *producer = producerOf(b->value, b->definingOp);
+    if (producer) {
+      pb.op = opLabel(producer);
+      pb.loc = locationString(producer->getLoc());
+    }
+    StringRef zeroKind = classifyZeroBuffer(*b, live, entry).kind;
+    int64_t at = producer ? live.getPosition(producer) : -1;
+    if (at < 0)
+      at = b->start;
+    StringRef kind = "activation";
+    if (zeroKind == "gradient_buckets")
+      kind = "gradient_bucket";
+    else if (zeroKind == "gathered_parameters")
+      kind = "gathered_parameters";
+    else if (producer && anyNested(producer, [](Operation *o) {
+               return o->hasAttr("mw.recompute");
+             }))
+      kind = "recompute";
+    else if (at >= optimizerStart)
+      kind = "optimizer";
+    else if (at >= backwardStart)
+      kind = "gradient";
+    pb.kind = pictureKind(kind);
+    p.buffers.push_back(std::move(pb));
+  }
+}
+
 /// Arena, lower bound, naive and persistent bytes and the peak of a
 /// bufferized function, from the same liveness --mw-static-arena plans with.
 void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
@@ -228,6 +312,14 @@ void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
   for (BlockArgument arg : func.getFunctionBody().getArguments())
     if (arg != arena)
       r.persistentBytes += mw::detail::tensorBytes(arg.getType());
+  MemoryPicture &picture = r.picture;
+  picture.bufferized = isBufferized(func) || !live.getBuffers().empty();
+  picture.planned = r.planned;
+  picture.numPositions = live.getNumPositions();
+  picture.arenaBytes = r.arenaBytes;
+  picture.naiveBytes = r.naiveBytes;
+  picture.persistentBytes = r.persistentBytes;
+  drawBuffers(func, live, transient, picture);
   if (buffers.empty())
     return;
   r.lowerBoundBytes = planning::computeLowerBound(buffers, /*alignment=*/1);
@@ -245,6 +337,9 @@ void analyzeBuffers(FunctionOpInterface func, FunctionReport &r) {
   auto peak = std::max_element(liveBytes.begin(), liveBytes.end());
   r.peakPosition = peak - liveBytes.begin();
   r.peakBytes = *peak;
+  for (auto [p, bytes] : llvm::enumerate(liveBytes))
+    if (p == 0 || bytes != liveBytes[p - 1])
+      picture.liveCurve.push_back({static_cast<int64_t>(p), bytes});
   if (r.peakPosition < live.getNumPositions()) {
     // Name the computation at the peak, not the view or allocation that
     // opens it.
@@ -387,21 +482,24 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   countSavedActivations(func, r);
   analyzeBuffers(func, r);
   r.zero = analyzeZero(func, r.planned, r.peakPosition);
-  return r;
-}
-
-/// "1.5 MiB" for people; exact byte counts stay in the JSON.
-std::string humanBytes(int64_t bytes) {
-  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
+  MemoryPicture &p = r.picture;
+  p.function = r.name;
+  p.lowerBoundBytes = r.lowerBoundBytes;
+  p.peakPosition = r.peakPosition;
+  p.peakBytes = r.peakBytes;
+  p.peakOp = r.peakOp;
+  if (r.zero) {
+    p.ranks.ranks = r.zero->ranks;
+    p.ranks.zeroStage = r.zero->stage;
+    p.ranks.paramBytes = r.zero->param.bytes;
+    p.ranks.gradBytes = r.zero->grad.bytes;
+    p.ranks.optimizerStateBytes = r.zero->optimizerState.bytes;
+  } else {
+    p.ranks.paramBytes = r.paramBytes;
+    p.ranks.gradBytes = r.gradBytes;
+    p.ranks.optimizerStateBytes = r.optimizerStateBytes;
   }
-  if (u == 0)
-    return llvm::formatv("{0} B", bytes).str();
-  return llvm::formatv("{0:F2} {1}", v, units[u]).str();
+  return r;
 }
 
 std::string humanCount(int64_t n) {
@@ -418,10 +516,13 @@ std::string humanCount(int64_t n) {
 }
 
 void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  // One "label  exact (human)" line per byte figure.
+  // One "label  exact (GB = GiB)" line per total, the figures people
+  // compare with a device's marketed size (Units.h); breakdowns (by role,
+  // dtype, layer, buffer) in binary units only. Exact counts stay in the
+  // JSON.
   auto bytesLine = [&](StringRef label, int64_t bytes) {
     os << llvm::formatv("  {0,-24}{1} ({2})\n", label, bytes,
-                        humanBytes(bytes));
+                        formatBothBytes(bytes));
   };
   for (const FunctionReport &r : reports) {
     os << "mw-memory-report @" << r.name << "\n";
@@ -434,7 +535,7 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
       for (auto [role, b] : bytes)
         if (b != 0)
           os << llvm::formatv("    {0,-22}{1} ({2})\n", role, b,
-                              humanBytes(b));
+                              formatBinaryBytes(b));
     };
     printRoles("arguments by role", r.argumentBytes);
     printRoles("results by role", r.resultBytes);
@@ -450,7 +551,7 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     for (auto &[what, byType] : r.bytesByDtype) {
       os << "  " << what << " by dtype:";
       for (auto &[dtype, bytes] : byType)
-        os << " " << dtype << " " << humanBytes(bytes);
+        os << " " << dtype << " " << formatBinaryBytes(bytes);
       os << "\n";
     }
     if (r.remat) {
@@ -472,7 +573,7 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
                           humanCount(m.stepFlops), m.recomputeSeconds);
       os << "  kept by layer:";
       for (auto &[layer, bytes] : m.keptBytesByLayer)
-        os << " " << layer << " " << humanBytes(bytes) << ";";
+        os << " " << layer << " " << formatBinaryBytes(bytes) << ";";
       os << "\n";
     }
     if (r.zero)
@@ -480,7 +581,7 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     if (r.naiveBytes == 0 && !r.planned)
       continue;
     os << llvm::formatv("  {0,-24}{1} ({2}){3}\n", "arena", r.arenaBytes,
-                        humanBytes(r.arenaBytes),
+                        formatBothBytes(r.arenaBytes),
                         r.planned ? "" : ", not planned");
     bytesLine("lower bound", r.lowerBoundBytes);
     bytesLine("no reuse", r.naiveBytes);
@@ -488,10 +589,10 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
     if (r.peakPosition < 0)
       continue;
     os << llvm::formatv("  peak: {0} live at op {1} ({2}), largest first:\n",
-                        humanBytes(r.peakBytes), r.peakPosition, r.peakOp);
+                        formatBothBytes(r.peakBytes), r.peakPosition, r.peakOp);
     for (const auto &b : r.peakBuffers)
       os << llvm::formatv("    {0,-20} {1,12}  {2}  {3}\n", b.name,
-                          humanBytes(b.bytes), b.op, b.loc);
+                          formatBinaryBytes(b.bytes), b.op, b.loc);
   }
 }
 
@@ -577,6 +678,24 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports,
   os << "\n";
 }
 
+/// The page of the step named `function` when the module has it (a
+/// training step's plan, not its forward's), else of every function.
+void printHtml(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports,
+               StringRef function, const std::optional<Verdict> &verdict) {
+  std::vector<MemoryPicture> pictures;
+  for (const FunctionReport &r : reports)
+    if (r.name == function)
+      pictures.push_back(r.picture);
+  if (pictures.empty())
+    for (const FunctionReport &r : reports)
+      pictures.push_back(r.picture);
+  std::string verdictText;
+  if (verdict) {
+    llvm::raw_string_ostream vs(verdictText);
+    printVerdictText(vs, *verdict);
+  }
+  printMemoryReportHtml(os, pictures, verdictText);
+}
 
 //===----------------------------------------------------------------------===//
 // The verdict
@@ -640,12 +759,6 @@ struct PlannedStep {
   std::optional<ZeroReport> zero;
   int64_t peak() const { return arena + persistent; }
 };
-
-bool isBufferized(FunctionOpInterface func) {
-  auto isMemref = [](Type t) { return isa<BaseMemRefType>(t); };
-  return llvm::any_of(func.getArgumentTypes(), isMemref) ||
-         llvm::any_of(func.getResultTypes(), isMemref);
-}
 
 /// Plans `copy` (--mw-train-pipeline on tensors, --mw-static-arena on a
 /// bufferized step, nothing on a planned one) and measures `function`; on
@@ -951,9 +1064,9 @@ struct MwMemoryReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (format != "text" && format != "json") {
+    if (format != "text" && format != "json" && format != "html") {
       module.emitError() << "mw-memory-report: unknown format '" << format
-                         << "' (expected text or json)";
+                         << "' (expected text, json or html)";
       return signalPassFailure();
     }
     if (ranks < 1) {
@@ -1006,6 +1119,8 @@ struct MwMemoryReportPass
         llvm::writeToOutput(output, [&](llvm::raw_ostream &os) -> llvm::Error {
           if (format == "json")
             printJson(os, reports, verdict);
+          else if (format == "html")
+            printHtml(os, reports, function, verdict);
           else {
             printText(os, reports);
             if (verdict)
@@ -1014,8 +1129,12 @@ struct MwMemoryReportPass
           return llvm::Error::success();
         });
     if (err) {
+      // The error text starts with the path already.
+      std::string why = llvm::toString(std::move(err));
+      StringRef reason(why);
+      reason.consume_front("'" + output + "': ");
       module.emitError() << "mw-memory-report: cannot write '" << output
-                         << "': " << llvm::toString(std::move(err));
+                         << "': " << reason;
       return signalPassFailure();
     }
   }

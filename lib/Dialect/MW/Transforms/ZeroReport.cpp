@@ -260,12 +260,8 @@ bool isWait(Operation *op) {
   return false;
 }
 
-/// The arena split by kind, from the views of a planned function's arena:
-/// a buffer a collective writes is a gradient bucket (all_reduce,
-/// reduce_scatter) or gathered parameters (all_gather, all_slice), and
-/// while its collective has not been waited for it is a collective in
-/// flight; a buffer a gradient collective reads is a gradient bucket;
-/// everything else is activations and workspace.
+/// The arena split by kind, from the views of a planned function's arena
+/// (classifyZeroBuffer for each).
 void analyzeArena(FunctionOpInterface func, int64_t peakPosition,
                   ZeroReport &z) {
   z.bytesByKind.clear();
@@ -292,39 +288,14 @@ void analyzeArena(FunctionOpInterface func, int64_t peakPosition,
   for (const LiveBuffer &b : live.getBuffers()) {
     if (!b.isTransient() || b.sizeInBytes == 0)
       continue;
-    StringRef kind = "activations";
-    int64_t flightStart = -1, flightEnd = -1;
-    SmallVector<Value> work{b.value};
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<ViewLikeOpInterface>(user)) {
-          work.append(user->result_begin(), user->result_end());
-          continue;
-        }
-        Operation *top = topLevel(user, &entry);
-        int64_t at = top ? live.getPosition(top) : -1;
-        if (Operation *c = collectiveOf(user)) {
-          bool gradient = isa<mesh::AllReduceOp, mesh::ReduceScatterOp>(c);
-          if (writes(user, use)) {
-            kind = gradient ? "gradient_buckets" : "gathered_parameters";
-            flightStart = at;
-          } else if (gradient && kind == "activations") {
-            kind = "gradient_buckets";
-          }
-        } else if (isWait(user) && flightStart >= 0 && at > flightStart) {
-          flightEnd = flightEnd < 0 ? at : std::min(flightEnd, at);
-        }
-      }
-    }
+    ZeroBufferKind k = classifyZeroBuffer(b, live, entry);
     int64_t bytes = static_cast<int64_t>(b.sizeInBytes);
-    z.bytesByKind[kind] += bytes;
+    z.bytesByKind[k.kind] += bytes;
     if (b.start > peakPosition || peakPosition >= b.end)
       continue;
-    StringRef atPeak = kind;
-    if (flightStart >= 0 && flightEnd >= 0 && flightStart <= peakPosition &&
-        peakPosition < flightEnd)
+    StringRef atPeak = k.kind;
+    if (k.flightStart >= 0 && k.flightEnd >= 0 &&
+        k.flightStart <= peakPosition && peakPosition < k.flightEnd)
       atPeak = "collectives_in_flight";
     z.peakBytesByKind[atPeak] += bytes;
     z.peakBytes += bytes;
@@ -336,6 +307,42 @@ void analyzeArena(FunctionOpInterface func, int64_t peakPosition,
 }
 
 } // namespace
+
+/// A buffer a collective writes is a gradient bucket (all_reduce,
+/// reduce_scatter) or gathered parameters (all_gather, all_slice), and
+/// while its collective has not been waited for it is a collective in
+/// flight; a buffer a gradient collective reads is a gradient bucket;
+/// everything else is activations and workspace.
+ZeroBufferKind mlir::mw::classifyZeroBuffer(const LiveBuffer &b,
+                                            const BufferLiveness &live,
+                                            Block &entry) {
+  ZeroBufferKind k;
+  SmallVector<Value> work{b.value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ViewLikeOpInterface>(user)) {
+        work.append(user->result_begin(), user->result_end());
+        continue;
+      }
+      Operation *top = topLevel(user, &entry);
+      int64_t at = top ? live.getPosition(top) : -1;
+      if (Operation *c = collectiveOf(user)) {
+        bool gradient = isa<mesh::AllReduceOp, mesh::ReduceScatterOp>(c);
+        if (writes(user, use)) {
+          k.kind = gradient ? "gradient_buckets" : "gathered_parameters";
+          k.flightStart = at;
+        } else if (gradient && k.kind == "activations") {
+          k.kind = "gradient_buckets";
+        }
+      } else if (isWait(user) && k.flightStart >= 0 && at > k.flightStart) {
+        k.flightEnd = k.flightEnd < 0 ? at : std::min(k.flightEnd, at);
+      }
+    }
+  }
+  return k;
+}
 
 std::optional<ZeroReport>
 mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,

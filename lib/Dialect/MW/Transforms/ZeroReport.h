@@ -22,6 +22,9 @@
 
 namespace mlir::mw {
 
+struct LiveBuffer;
+class BufferLiveness;
+
 /// The per-rank figures of one ZeRO step.
 struct ZeroReport {
   int64_t ranks = 1;
@@ -103,6 +106,18 @@ struct ZeroReport {
 /// found for the bufferized function.
 std::optional<ZeroReport> analyzeZero(FunctionOpInterface func, bool planned,
                                       int64_t peakPosition);
+
+/// The ZeRO kind of one transient buffer of a planned arena (`live` its
+/// liveness, `entry` the function's block): "gradient_buckets",
+/// "gathered_parameters" or "activations" (everything else), and the
+/// positions from the collective that writes it to the first wait after it
+/// (-1 when none).
+struct ZeroBufferKind {
+  llvm::StringRef kind = "activations";
+  int64_t flightStart = -1, flightEnd = -1;
+};
+ZeroBufferKind classifyZeroBuffer(const LiveBuffer &b,
+                                  const BufferLiveness &live, Block &entry);
 
 void printZeroText(llvm::raw_ostream &os, const ZeroReport &z);
 void printZeroJson(llvm::json::OStream &j, const ZeroReport &z);

@@ -35,10 +35,10 @@
 // AFTER-NEXT:  "persistent_bytes": 2048,
 
 // TEXT:      arena                   0 (0 B), not planned
-// TEXT-NEXT: lower bound             3584 (3.50 KiB)
-// TEXT-NEXT: no reuse                3584 (3.50 KiB)
-// TEXT-NEXT: persistent              2048 (2.00 KiB)
-// TEXT-NEXT: peak: 3.50 KiB live at op 2 (memref.copy), largest first:
+// TEXT-NEXT: lower bound             3584 (3.58 KB = 3.50 KiB)
+// TEXT-NEXT: no reuse                3584 (3.58 KB = 3.50 KiB)
+// TEXT-NEXT: persistent              2048 (2.05 KB = 2.00 KiB)
+// TEXT-NEXT: peak: 3.58 KB = 3.50 KiB live at op 2 (memref.copy), largest first:
 // TEXT-NEXT:   b                        2.00 KiB  memref.alloc
 // TEXT-NEXT:   a                        1.00 KiB  memref.alloc
 // TEXT-NEXT:   c                           512 B  memref.alloc

@@ -28,7 +28,7 @@
 // SIZE-NOT: module
 // FUNCTION-NOT: func.func
 
-// FORMAT: error: mw-memory-report: unknown format 'yaml' (expected text or json)
+// FORMAT: error: mw-memory-report: unknown format 'yaml' (expected text, json or html)
 // OUTPUT: error: mw-memory-report: cannot write '{{.*}}report.txt':
 
 // expected-error@+1 {{argument #0 has a dynamic shape 'tensor<?x4xf32>'; the memory report needs static shapes}}

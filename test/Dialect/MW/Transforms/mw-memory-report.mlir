@@ -47,7 +47,7 @@
 // TEXT-NEXT:      output                4 (4 B)
 // TEXT-NEXT:    ops                     4
 // TEXT-NEXT:    flops                   1472 (1.47KFLOP)
-// TEXT-NEXT:    bytes read              1488 (1.45 KiB)
+// TEXT-NEXT:    bytes read              1488 (1.49 KB = 1.45 KiB)
 // TEXT-NEXT:    bytes written           772 (772 B)
 // TEXT-NEXT:    naive activations       772 (772 B)
 func.func @mlp(%w1: tensor<8x16xf32> {mw.role = #mw.role<param>, mw.name = "fc.weight"},

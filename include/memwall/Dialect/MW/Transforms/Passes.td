@@ -102,12 +102,32 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     }
     ```
 
+    `format=html` writes one self-contained page (inline CSS and JS, no
+    network; docs/memory-report.md, "The picture") of the step `function`
+    (default `train_step`; every function when the module has none by that
+    name): the arena as a time x offset chart with a rectangle per
+    buffer over [first use, last use] x [offset, offset + size), coloured by
+    kind (activation, gradient, optimizer work, recompute, ZeRO gradient
+    bucket, gathered parameters), the live transient bytes over the op
+    order with the lower bound and the peak marked, totals per kind and per
+    rank, and on hover a buffer's name, size, producing op and location. An
+    unplanned bufferized step gets the live bytes only (its buffers have no
+    offsets yet), a step on tensors a note that the picture needs a planned
+    step. With a device, the verdict follows as text:
+
+    ```
+    $ mw-models gpt --preset gpt2-small --train | mw-opt --mw-train-pipeline \
+        --mw-memory-report="format=html output=plan.html" -o /dev/null
+    ```
+
     A tensor or memref with a dynamic shape among the figures is an error
     naming the value.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "Output format: text or json">,
+           "Output format: text, json, or html (one self-contained page: "
+           "the arena chart, the live bytes, totals per kind and per rank; "
+           "give output=FILE.html)">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the report: a file path, or - for stdout">,
     Option<"deviceMemory", "device-memory", "std::string", /*default=*/"\"\"",
@@ -123,8 +143,9 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
            "(1: none)">,
     Option<"function", "function", "std::string",
            /*default=*/"\"train_step\"",
-           "The step the verdict is about (the module's only function when "
-           "it has no train_step)">,
+           "The step the verdict and the html page are about (the verdict: "
+           "the module's only function when it has no train_step; the page: "
+           "every function)">,
   ];
   let statistics = [
     Statistic<"numFunctionsReported", "functions", "Functions reported">,
