@@ -589,12 +589,12 @@ FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
   return m;
 }
 
+/// "2000000 B (2.00 MB = 1.91 MiB)": exact, then both units (Units.h), the
+/// figures people compare with a budget or a device's marketed size.
 std::string formatBytes(int64_t bytes) {
   std::string s = std::to_string(bytes) + " B";
-  if (bytes >= (1 << 20))
-    s += llvm::formatv(" ({0:F2} MiB)", bytes / 1048576.0).str();
-  else if (bytes >= 1024)
-    s += llvm::formatv(" ({0:F2} KiB)", bytes / 1024.0).str();
+  if (bytes >= 1000)
+    s += " (" + formatBothBytes(bytes) + ")";
   return s;
 }
 

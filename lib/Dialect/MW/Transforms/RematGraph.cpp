@@ -185,7 +185,10 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   std::function<int(int, int, int)> materialize = [&](int v, int p,
                                                       int wanted) -> int {
     int def = g.vals[v].def;
-    if (def < 0 || !g.nodes[def].forward || kept[v])
+    // Constants are read, not recomputed: they are not activations (the
+    // arena never holds them) and a clone per recomputed block would only
+    // copy their data into the IR (a [S, S] causal mask per block).
+    if (def < 0 || !g.nodes[def].forward || kept[v] || g.nodes[def].constant)
       return v;
     auto it = available.find(v);
     if (it != available.end() && usable(v, it->second, p)) {

@@ -20,16 +20,16 @@
 // A step that does not fit an H200 (9.7 G fp32 parameters with AdamW):
 // RUN: mw-models mlp --preset mlp-tiny --hidden 98304 --in-features 98304 --layers 2 --train -o %t.big.mlir
 // RUN: not mw-opt %t.big.mlir --mw-remat=budget=auto -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-H200
-// AUTO-H200: error: {{.*}}mw-remat: budget 141000000000 B (134468.08 MiB) (budget=auto: the memory of target h200) is unreachable for @train_step: the smallest planned peak found is 154639270300 B
-// AUTO-H200: note: {{.*}}live at the peak: 'layers.0_3', 38654705664 B (36864.00 MiB)
+// AUTO-H200: error: {{.*}}mw-remat: budget 141000000000 B (141.00 GB = 131.32 GiB) (budget=auto: the memory of target h200) is unreachable for @train_step: the smallest planned peak found is 154639270300 B
+// AUTO-H200: note: {{.*}}live at the peak: 'layers.0_3', 38654705664 B (38.65 GB = 36.00 GiB)
 
 // RUN: not mw-opt %t.mlir --mw-remat=budget=1MiB -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FLOOR
-// FLOOR: error: {{.*}}mw-remat: budget 1048576 B (1.00 MiB) is below the persistent state of @train_step, 1422868 B (1.36 MiB) (parameters, optimizer state, inputs, outputs), which no rematerialization can reduce
+// FLOOR: error: {{.*}}mw-remat: budget 1048576 B (1.05 MB = 1.00 MiB) is below the persistent state of @train_step, 1422868 B (1.42 MB = 1.36 MiB) (parameters, optimizer state, inputs, outputs), which no rematerialization can reduce
 
 // The smallest peak the pass reaches is 2018580 B (`all`); below it the
 // budget is unreachable, and the buffers live at that peak are listed.
 // RUN: not mw-opt %t.mlir --mw-remat=budget=2000000 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
-// UNREACHABLE: error: {{.*}}mw-remat: budget 2000000 B (1.91 MiB) is unreachable for @train_step: the smallest planned peak found is 2018580 B (1.93 MiB) (arena 595712 B (581.75 KiB) + persistent 1422868 B (1.36 MiB), strategy {{[^)]*}}); save-all peak 2197780 B (2.10 MiB)
+// UNREACHABLE: error: {{.*}}mw-remat: budget 2000000 B (2.00 MB = 1.91 MiB) is unreachable for @train_step: the smallest planned peak found is 2018580 B (2.02 MB = 1.93 MiB) (arena 595712 B (595.71 KB = 581.75 KiB) + persistent 1422868 B (1.42 MB = 1.36 MiB), strategy {{[^)]*}}); save-all peak 2197780 B (2.20 MB = 2.10 MiB)
 // UNREACHABLE: note: loc("{{.*}}"): live at the peak: '{{.*}}', {{[0-9]+}} B
 
 // RUN: not mw-opt %t.mlir --mw-remat="function=forward" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
@@ -49,7 +49,7 @@
 
 // A fixed strategy under a budget it does not meet.
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=sqrt budget=2000000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
-// FIXED: error: {{.*}}mw-remat: strategy=sqrt plans a peak of 2117140 B (2.02 MiB) (arena 694272 B (678.00 KiB) + persistent 1422868 B (1.36 MiB)), over the budget 2000000 B (1.91 MiB); strategy=auto finds the least recompute under a budget
+// FIXED: error: {{.*}}mw-remat: strategy=sqrt plans a peak of 2117140 B (2.12 MB = 2.02 MiB) (arena 694272 B (694.27 KB = 678.00 KiB) + persistent 1422868 B (1.42 MB = 1.36 MiB)), over the budget 2000000 B (2.00 MB = 1.91 MiB); strategy=auto finds the least recompute under a budget
 
 // saved-budget: malformed, on a fixed strategy, and below what a step must
 // keep (its one saved activation is also returned).
