@@ -180,6 +180,7 @@ constexpr StringLiteral kScript = R"js(
         hideTip();
       });
       arenaCanvas.addEventListener('mouseleave', hideTip);
+      arenaCanvas.mwRects = rects;
     }
     sec.setAttribute('data-rects', String(drawn));
     // The live transient bytes over the op order.
@@ -231,6 +232,23 @@ constexpr StringLiteral kScript = R"js(
     });
     liveCanvas.addEventListener('mouseleave', hideTip);
   });
+  // file://...plan.html#hover-probe: hover the centre of each section's
+  // largest buffer and record the tooltip in data-hover, so that a headless
+  // browser can check what a reader sees.
+  if (location.hash === '#hover-probe') {
+    data.functions.forEach(function (f, fi) {
+      var sec = document.getElementById('fn-' + fi);
+      var canvas = sec && sec.querySelector('canvas.arena');
+      if (!canvas || !canvas.mwRects || !canvas.mwRects.length) return;
+      var best = canvas.mwRects[0];
+      canvas.mwRects.forEach(function (q) { if (f.buffers[q[4]][3] > f.buffers[best[4]][3]) best = q; });
+      var box = canvas.getBoundingClientRect();
+      canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + best[0] + best[2] / 2,
+        clientY: box.top + best[1] + best[3] / 2}));
+      sec.setAttribute('data-hover', tip.style.display === 'block' ? tip.textContent.replace(/\n/g, ' | ') : '');
+      hideTip();
+    });
+  }
   document.body.setAttribute('data-status', 'drawn');
 })();
 )js";

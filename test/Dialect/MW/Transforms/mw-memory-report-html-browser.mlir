@@ -2,11 +2,14 @@
 // (Debian's chromium; scripts/setup installs it): its script runs without
 // errors (window.onerror writes them into <body data-errors>, and a page
 // whose data is broken shows them there), draws one rectangle per buffer
-// (data-rects equals data-buffers), and labels the peak with the figures of
-// the text report. The function @f is mw-memory-report-html.mlir's.
+// (data-rects equals data-buffers), labels the peak with the figures of the
+// text report, and on hover shows a buffer's name, size, kind, offset,
+// lifetime, producing op and location (#hover-probe: the page hovers each
+// chart's largest buffer and records the tooltip in data-hover). The function @f is mw-memory-report-html.mlir's.
 // REQUIRES: chromium
 // RUN: mw-opt %S/mw-memory-report-html.mlir --mw-static-arena --mw-memory-report="format=html output=%t.html" -o /dev/null
 // RUN: %chromium --user-data-dir=%t.profile --dump-dom file://%t.html 2>/dev/null | FileCheck %s
+// RUN: %chromium --user-data-dir=%t.profile --dump-dom "file://%t.html#hover-probe" 2>/dev/null | FileCheck %s --check-prefix=HOVER
 // RUN: mw-opt %S/mw-memory-report-html.mlir --mw-memory-report="format=html output=%t.unplanned.html" -o /dev/null
 // RUN: %chromium --user-data-dir=%t.profile --dump-dom file://%t.unplanned.html 2>/dev/null | FileCheck %s --check-prefix=UNPLANNED
 // RUN: sed 's/"live":/"live":x/' %t.html > %t.broken.html
@@ -27,6 +30,8 @@
 // CHECK:     <body data-status="drawn" data-errors="">
 // CHECK:     <section class="fn" id="fn-0" data-function="f" data-buffers="3" data-rects="3">
 // CHECK:     <p class="peak-label">peak 3.58 KB = 3.50 KiB at op 6 (memref.copy)</p>
+
+// HOVER:     data-rects="3" data-hover="b | 2.05 KB = 2.00 KiB (2048 B), activation | offset 512, live over ops [5, 12) | produced by memref.view | at loc(&quot;{{.*}}mw-memory-report-html.mlir&quot;:{{[0-9]+}}:8)">
 
 // UNPLANNED: <body data-status="drawn" data-errors="">
 // UNPLANNED: data-buffers="3" data-rects="0">
