@@ -347,13 +347,15 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
       return WalkResult::advance();
     // A kernel's cost is its body's, counted once at the kernel; its body's
     // ops are the operations and values counted below, not the kernel.
-    if (auto kernel = dyn_cast<KernelOp>(op)) {
-      r.flops += kernel.getFlops();
-      r.bytesRead += kernel.getBytesRead();
-      r.bytesWritten += kernel.getBytesWritten();
+    // An mw.fusion (tensor form of a fused kernel) counts the same way.
+    if (isa<KernelOp, FusionOp>(op)) {
+      auto cost = cast<CostOpInterface>(op);
+      r.flops += cost.getFlops();
+      r.bytesRead += cost.getBytesRead();
+      r.bytesWritten += cost.getBytesWritten();
       return WalkResult::advance();
     }
-    bool inKernel = isa_and_nonnull<KernelOp>(op->getParentOp());
+    bool inKernel = isa_and_nonnull<KernelOp, FusionOp>(op->getParentOp());
     ++r.opCount;
     for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
       if (failed(checkStatic(type, op->getLoc(),
