@@ -369,6 +369,13 @@ void Fuser::formLoop() {
       for (Operation *u : usersOf(m))
         if (fits(u) && legalToAdd(groups[id], u))
           add(id, u);
+      // Producers: pointwise ops of the iteration size whose results the
+      // member reads (a result others read too stays a fusion result).
+      for (Value v : m->getOperands())
+        if (Operation *p = producer(v);
+            p && !isColumnReduction(p) && fits(p) &&
+            legalToAdd(groups[id], p))
+          add(id, p);
       // Siblings: other readers of the same input of the iteration size.
       for (Value v : m->getOperands()) {
         Operation *p = producer(v);

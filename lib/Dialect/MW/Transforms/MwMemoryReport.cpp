@@ -145,9 +145,16 @@ std::optional<FunctionReport::Remat> readRemat(Operation *func) {
 
 /// How the report names an op: a kernel by the op its body computes.
 std::string opLabel(Operation *op) {
-  if (auto kernel = dyn_cast<KernelOp>(op))
+  if (auto kernel = dyn_cast<KernelOp>(op)) {
     if (Operation *body = kernel.getSingleOp())
       return body->getName().getStringRef().str();
+    // A fused kernel (--mw-fuse): its first op and how many follow.
+    Block &block = kernel.getBody().front();
+    if (block.getOperations().size() > 2)
+      return ("fused " + block.front().getName().getStringRef() + "+" +
+              Twine(block.getOperations().size() - 2))
+          .str();
+  }
   return op->getName().getStringRef().str();
 }
 

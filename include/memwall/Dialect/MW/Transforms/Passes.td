@@ -320,6 +320,14 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
       the collective to the wait and after;
     - otherwise (collectives included: their result never aliases their
       input) a `tensor.empty` of the result's type.
+    An `mw.fusion` (from `--mw-fuse`) becomes one `mw.kernel` whose body is
+    the fusion's body (a fused kernel), with one destination per result
+    (the fusion contract's aliasing rule, docs/fusion.md): a `loop` kernel's
+    result may take an input of its type that every op of the body reads
+    only at the output's own index (one whose last use is here first; never
+    a function argument), a `horizontal` kernel's updates take the
+    parameters and states they replace, and every other result (all of a
+    `row` or `matmul` kernel's) a `tensor.empty`.
     Whether a destination that is an input is really written in place is not
     decided here: One-Shot Analysis decides it, and gives the result a fresh
     buffer (no copy: destinations are never read) where writing would clobber
