@@ -87,13 +87,29 @@ takeFuseOption(std::string &options,
   return fuse;
 }
 
+namespace {
+/// --mw-bufferize's one option.
+struct BufferizePipelineOptions
+    : public PassPipelineOptions<BufferizePipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run --mw-fuse first, so that fused "
+                                   "kernels are formed and bufferized"),
+                    llvm::cl::init(false)};
+};
+} // namespace
+
 void mlir::mw::registerMWPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<BufferizePipelineOptions>(
       "mw-bufferize",
-      "Bufferize an mw program: --mw-form-kernels, then One-Shot Bufferize "
-      "across function boundaries (identity-layout memrefs); every transient "
-      "tensor becomes one memref.alloc, ready for --mw-static-arena",
-      buildBufferizePipeline);
+      "Bufferize an mw program: --mw-fuse (with fuse=true), "
+      "--mw-form-kernels, then One-Shot Bufferize across function boundaries "
+      "(identity-layout memrefs); every transient tensor becomes one "
+      "memref.alloc, ready for --mw-static-arena",
+      [](OpPassManager &pm, const BufferizePipelineOptions &options) {
+        if (options.fuse)
+          pm.addPass(createMwFuse());
+        buildBufferizePipeline(pm);
+      });
   registerPassPipeline(
       "mw-train-pipeline",
       "Compile a step for the runtime: --mw-fuse (with fuse=true), "

@@ -24,6 +24,11 @@
 // RUN: mw-eval %t.gptu.b.mlir --entry train_step --inputs %t.gptu.in --print | diff %t.gptu.ref -
 // RUN: mw-opt %t.gptu.b.mlir --mw-static-arena --mw-verify-plan -o %t.gptu.p.mlir 2>/dev/null
 // RUN: mw-eval %t.gptu.p.mlir --entry train_step --inputs %t.gptu.in --print | diff %t.gptu.ref -
+// The pipelines' fuse option gives the same program.
+// RUN: mw-opt %t.gptu.mlir --mw-bufferize=fuse=true -o %t.gptu.bf.mlir
+// RUN: cmp %t.gptu.b.mlir %t.gptu.bf.mlir
+// RUN: mw-opt %t.gptu.mlir --mw-train-pipeline=fuse=true -o %t.gptu.tp.mlir
+// RUN: mw-eval %t.gptu.tp.mlir --entry train_step --inputs %t.gptu.in --print | diff %t.gptu.ref -
 // RUN: mw-eval %t.gptu.mlir --entry forward --random-inputs 7 --save-inputs %t.gptuf.in --print > %t.gptuf.ref
 // RUN: mw-eval %t.gptu.f.mlir --entry forward --inputs %t.gptuf.in --print | diff %t.gptuf.ref -
 // RUN: mw-eval %t.gptu.b.mlir --entry forward --inputs %t.gptuf.in --print | diff %t.gptuf.ref -
