@@ -229,13 +229,15 @@ LogicalResult FusionOp::verifyRegions() {
   return success();
 }
 
-int64_t FusionOp::getFlops() {
+int64_t mlir::mw::bodyFlops(Block &block) {
   int64_t flops = 0;
-  for (Operation &op : getBody().front().without_terminator())
+  for (Operation &op : block.without_terminator())
     if (auto cost = dyn_cast<CostOpInterface>(op))
       flops += cost.getFlops();
   return flops;
 }
+
+int64_t FusionOp::getFlops() { return bodyFlops(getBody().front()); }
 
 int64_t FusionOp::getBytesRead() {
   return detail::sumTensorBytes(getInputs().getTypes());

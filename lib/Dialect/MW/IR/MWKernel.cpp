@@ -208,13 +208,7 @@ void KernelOp::getEffects(
                            SideEffects::DefaultResource::get());
 }
 
-int64_t KernelOp::getFlops() {
-  int64_t flops = 0;
-  for (Operation &op : getBody().front().without_terminator())
-    if (auto cost = dyn_cast<CostOpInterface>(op))
-      flops += cost.getFlops();
-  return flops;
-}
+int64_t KernelOp::getFlops() { return bodyFlops(getBody().front()); }
 
 int64_t KernelOp::getBytesRead() {
   if (auto cost = dyn_cast_or_null<CostOpInterface>(getSingleOp()))

@@ -90,3 +90,12 @@
 // RUN: mw-eval %t.gptr.f.mlir --entry train_step --inputs %t.gptu.in --print | diff %t.gptu.ref -
 // RUN: mw-opt %t.gptr.f.mlir --mw-bufferize -o %t.gptr.b.mlir
 // RUN: mw-eval %t.gptr.b.mlir --entry train_step --inputs %t.gptu.in --print | diff %t.gptu.ref -
+
+// A ZeRO stage-3 step with overlapped collectives (two simulated ranks):
+// fusions run between the collectives and their waits, same outputs.
+// RUN: mw-opt %t.gptu.mlir --mw-zero="stage=3 ranks=2 overlap=on" -o %t.z.mlir
+// RUN: mw-eval %t.z.mlir --entry train_step --ranks 2 --random-inputs 3 --print > %t.z.ref
+// RUN: mw-opt %t.z.mlir --mw-fuse -o %t.z.f.mlir
+// RUN: mw-eval %t.z.f.mlir --entry train_step --ranks 2 --random-inputs 3 --print | diff %t.z.ref -
+// RUN: mw-opt %t.z.f.mlir --mw-train-pipeline -o %t.z.p.mlir
+// RUN: mw-eval %t.z.p.mlir --entry train_step --ranks 2 --random-inputs 3 --print | diff %t.z.ref -

@@ -79,6 +79,8 @@ bool isRowOp(Operation *op);
 /// Whether pointwise `op` reads operand `index` at its own output index: an
 /// elementwise op whose operand has the shape of its result.
 bool readsAtOutputIndex(Operation *op, unsigned index);
+/// The FLOPs of the ops of `block` (a kernel's or fusion's body), summed.
+int64_t bodyFlops(Block &block);
 /// Whether the body `block` of a kernel or fusion reads its argument `index`
 /// only while computing the output element at the same index (see
 /// KernelOp::readsInputAtOutputIndex).
