@@ -266,6 +266,9 @@ public:
   /// After the body: binds the kernel's results (or writes its destination
   /// buffers) from its mw.yield and forgets the body's values.
   LogicalResult exitKernel(KernelOp op);
+  /// The same for an mw.fusion (always on tensors): its body runs op by op.
+  LogicalResult enterFusion(FusionOp op);
+  LogicalResult exitFusion(FusionOp op);
   /// The values `ret` returns.
   FailureOr<SmallVector<Tensor>> returned(func::ReturnOp ret);
 
@@ -551,6 +554,31 @@ LogicalResult Interpreter<Real>::exitKernel(KernelOp op) {
       values.erase(v);
       scalars.erase(v);
     }
+  return success();
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::enterFusion(FusionOp op) {
+  Block &body = op.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), op.getInputs())) {
+    Tensor t = get(in); // a copy: inserting may move the map's entries
+    values.insert_or_assign(arg, std::move(t));
+  }
+  return success();
+}
+
+template <typename Real>
+LogicalResult Interpreter<Real>::exitFusion(FusionOp op) {
+  Block &body = op.getBody().front();
+  for (auto [i, v] : llvm::enumerate(op.getYield()->getOperands())) {
+    Tensor t = get(v);
+    values.insert_or_assign(op.getResult(i), std::move(t));
+  }
+  for (BlockArgument arg : body.getArguments())
+    values.erase(arg);
+  for (Operation &inner : body.without_terminator())
+    for (Value v : inner.getResults())
+      values.erase(v);
   return success();
 }
 
@@ -1642,6 +1670,7 @@ private:
   /// Runs every op of `block` but its terminator.
   LogicalResult runOps(Block &block);
   LogicalResult kernel(KernelOp op);
+  LogicalResult fusion(FusionOp op);
   LogicalResult collective(Operation *op);
   /// Calls `fn` for each rank in order, stopping at the first failure; an
   /// error emitted meanwhile gets a note naming the rank (in runs of more
@@ -1723,6 +1752,7 @@ template <typename Real> LogicalResult Lockstep<Real>::runOps(Block &block) {
       return success();
     LogicalResult ok =
         isa<KernelOp>(op)         ? kernel(cast<KernelOp>(op))
+        : isa<FusionOp>(op)      ? fusion(cast<FusionOp>(op))
         : isSimulatedMeshOp(&op) ? collective(&op)
                                  : forEachRank([&](int64_t, Rank &rank) {
                                      return rank.step(op);
@@ -1739,6 +1769,14 @@ template <typename Real> LogicalResult Lockstep<Real>::kernel(KernelOp op) {
       failed(runOps(op.getBody().front())))
     return failure();
   return forEachRank([&](int64_t, Rank &rank) { return rank.exitKernel(op); });
+}
+
+template <typename Real> LogicalResult Lockstep<Real>::fusion(FusionOp op) {
+  if (failed(forEachRank(
+          [&](int64_t, Rank &rank) { return rank.enterFusion(op); })) ||
+      failed(runOps(op.getBody().front())))
+    return failure();
+  return forEachRank([&](int64_t, Rank &rank) { return rank.exitFusion(op); });
 }
 
 template <typename Real>
@@ -2041,9 +2079,15 @@ static SmallVector<OpOperand *> valueUses(Value v) {
       if (auto kernel = dyn_cast<KernelOp>(user)) {
         if (kernel.isDpsInput(&use))
           push(kernel.getBody().getArgument(use.getOperandNumber()));
+      } else if (auto fusion = dyn_cast<FusionOp>(user)) {
+        push(fusion.getBody().getArgument(use.getOperandNumber()));
       } else if (auto yield = dyn_cast<YieldOp>(user)) {
-        auto kernel = cast<KernelOp>(yield->getParentOp());
         unsigned i = use.getOperandNumber();
+        if (auto fusion = dyn_cast<FusionOp>(yield->getParentOp())) {
+          push(fusion.getResult(i));
+          continue;
+        }
+        auto kernel = cast<KernelOp>(yield->getParentOp());
         push(kernel.hasBufferSemantics() ? kernel.getOuts()[i]
                                          : kernel.getResult(i));
       } else if (isa<ViewLikeOpInterface>(user) &&

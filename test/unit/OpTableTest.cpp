@@ -3,7 +3,8 @@
 // runtime/include/mwrt/op_table.h is generated from MWOps.td and checked in
 // (the op-table-current test catches a stale copy); these tests check its
 // meaning against the dialects as registered: every mw op but the structural
-// mw.kernel and mw.yield, and every mesh collective the compiler runs as a
+// mw.kernel, mw.fusion (which --mw-form-kernels turns into an mw.kernel) and
+// mw.yield, and every mesh collective the compiler runs as a
 // kernel (mw::isRuntimeCollective), has exactly one row; in-place rules agree
 // with InPlaceOpInterface; a row's attribute names are its op's; and every op
 // with a formula is one the evaluator and the CPU backend dispatch
@@ -35,7 +36,8 @@ llvm::SmallVector<RegisteredOperationName> runtimeOps(MLIRContext &ctx) {
     if (name.getDialectNamespace() != "mw")
       continue;
     if (name.hasTrait<OpTrait::IsTerminator>() ||
-        name.getStringRef() == "mw.kernel")
+        name.getStringRef() == "mw.kernel" ||
+        name.getStringRef() == "mw.fusion")
       continue; // structure, not computation
     ops.push_back(name);
   }

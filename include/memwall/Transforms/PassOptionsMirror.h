@@ -36,6 +36,13 @@ public:
     mirrored.push_back(std::move(copy));
   }
 
+  /// Adds a boolean option of the pipeline's own (not a pass's), for
+  /// --help; the pipeline parses it itself.
+  void addFlag(llvm::StringRef flag, llvm::StringRef description) {
+    mirrored.push_back(std::make_unique<Option<bool>>(
+        *this, flag, llvm::cl::desc(description), llvm::cl::init(false)));
+  }
+
 private:
   std::vector<std::unique_ptr<llvm::cl::Option>> mirrored;
 };

@@ -118,6 +118,6 @@ func.func @dynamic(%a: memref<?xf32>, %o: memref<?xf32>) {
 // -----
 
 func.func @yield_outside(%a: tensor<4xf32>) {
-  // expected-error@+1 {{'mw.yield' op expects parent op 'mw.kernel'}}
+  // expected-error@+1 {{'mw.yield' op expects parent op to be one of 'mw.kernel, mw.fusion'}}
   mw.yield %a : tensor<4xf32>
 }

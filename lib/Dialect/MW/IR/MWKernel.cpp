@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -70,10 +71,60 @@ Operation *KernelOp::getSingleOp() {
   return &block.front();
 }
 
+bool KernelOp::readsInputAtOutputIndex(unsigned index) {
+  return readsArgumentAtOutputIndex(getBody().front(), index);
+}
+
+bool mlir::mw::readsArgumentAtOutputIndex(Block &block, unsigned index) {
+  if (index >= block.getNumArguments())
+    return false;
+  BlockArgument arg = block.getArgument(index);
+  auto argType = cast<RankedTensorType>(arg.getType());
+  // The forward slice of the input inside the body: every op on it must
+  // read its operands from the slice at its own output index and keep the
+  // input's shape, so the output element at index i needs input element i
+  // only. An optimizer update reads each operand at the output's index.
+  SmallVector<Value> work{arg};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<YieldOp>(user))
+        continue;
+      if (isa<AdamWOp, SgdOp>(user)) {
+        if (&block.front() == user && block.getOperations().size() == 2)
+          continue;
+        bool allArgs = llvm::all_of(user->getOperands(), [](Value o) {
+          return isa<BlockArgument>(o);
+        });
+        if (allArgs)
+          continue;
+        return false;
+      }
+      if (!readsAtOutputIndex(user, use.getOperandNumber()) ||
+          cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
+              argType.getShape())
+        return false;
+      if (seen.insert(user).second)
+        work.push_back(user->getResult(0));
+    }
+  }
+  return true;
+}
+
 bool KernelOp::isElementwise() {
   Operation *op = getSingleOp();
-  if (!op)
-    return false;
+  if (!op) {
+    // A fused kernel: elementwise when every input is read at the output's
+    // own index.
+    if (getBody().front().getOperations().size() <= 2)
+      return false;
+    for (unsigned i = 0, e = getIns().size(); i < e; ++i)
+      if (!readsInputAtOutputIndex(i))
+        return false;
+    return true;
+  }
   for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)
     if (!getInPlaceOperand(op, r))
       return false;
@@ -157,13 +208,7 @@ void KernelOp::getEffects(
                            SideEffects::DefaultResource::get());
 }
 
-int64_t KernelOp::getFlops() {
-  int64_t flops = 0;
-  for (Operation &op : getBody().front().without_terminator())
-    if (auto cost = dyn_cast<CostOpInterface>(op))
-      flops += cost.getFlops();
-  return flops;
-}
+int64_t KernelOp::getFlops() { return bodyFlops(getBody().front()); }
 
 int64_t KernelOp::getBytesRead() {
   if (auto cost = dyn_cast_or_null<CostOpInterface>(getSingleOp()))

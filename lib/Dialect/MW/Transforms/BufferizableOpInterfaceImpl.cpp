@@ -57,8 +57,17 @@ struct KernelOpInterface
     return {{kernel.getTiedOpResult(&operand), BufferRelation::Equivalent}};
   }
   bool bufferizesToElementwiseAccess(Operation *op, const AnalysisState &,
-                                     ArrayRef<OpOperand *>) const {
-    return cast<KernelOp>(op).isElementwise();
+                                     ArrayRef<OpOperand *> operands) const {
+    auto kernel = cast<KernelOp>(op);
+    if (kernel.getSingleOp())
+      return kernel.isElementwise();
+    // A fused kernel: elementwise for the inputs it reads at the output's
+    // own index (destinations are written at the iteration index).
+    for (OpOperand *operand : operands)
+      if (kernel.isDpsInput(operand) &&
+          !kernel.readsInputAtOutputIndex(operand->getOperandNumber()))
+        return false;
+    return true;
   }
   /// The body's tensors are values, not buffers to allocate: a kernel on
   /// memrefs is bufferized.

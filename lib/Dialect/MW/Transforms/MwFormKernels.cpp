@@ -119,17 +119,88 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
                                          type.getElementType());
 }
 
+/// The destinations of the results of `fusion` (the fusion contract's
+/// aliasing rule, docs/fusion.md): a horizontal kernel's updates go into the
+/// parameters and states they replace; a loop kernel's result may go into an
+/// input of its type that the kernel reads only at the output's own index
+/// (one whose last use is here first), never a function argument; every
+/// other result, and every result of a row or matmul kernel, into a
+/// tensor.empty built at `builder`'s insertion point.
+SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
+                                            FusionOp fusion,
+                                            const OpOrder &order) {
+  SmallVector<Value> outs;
+  Block &body = fusion.getBody().front();
+  Operation *yield = fusion.getYield();
+  llvm::SmallDenseSet<unsigned, 8> taken;
+  for (auto [i, type] : llvm::enumerate(fusion.getResultTypes())) {
+    Value dest;
+    Value yielded = yield->getOperand(i);
+    if (fusion.getKind() == FusionKind::horizontal) {
+      auto def = cast<OpResult>(yielded);
+      if (std::optional<unsigned> tied =
+              getInPlaceOperand(def.getOwner(), def.getResultNumber()))
+        if (auto arg =
+                dyn_cast<BlockArgument>(def.getOwner()->getOperand(*tied)))
+          dest = fusion.getInputs()[arg.getArgNumber()];
+    } else if (fusion.getKind() == FusionKind::loop) {
+      std::optional<unsigned> first;
+      for (auto [j, in] : llvm::enumerate(fusion.getInputs())) {
+        if (in.getType() != type || isa<BlockArgument>(in) ||
+            taken.contains(j) || !readsArgumentAtOutputIndex(body, j))
+          continue;
+        if (diesAt(in, fusion, order)) {
+          first = j;
+          break;
+        }
+        if (!first)
+          first = j;
+      }
+      if (first) {
+        dest = fusion.getInputs()[*first];
+        taken.insert(*first);
+      }
+    }
+    if (!dest) {
+      auto shaped = cast<RankedTensorType>(type);
+      dest = builder.create<tensor::EmptyOp>(
+          fusion.getLoc(), shaped.getShape(), shaped.getElementType());
+    }
+    outs.push_back(dest);
+  }
+  return outs;
+}
+
+/// Replaces `fusion` by one mw.kernel whose body is the fusion's body.
+void formFusedKernel(OpBuilder &builder, FusionOp fusion, OpOrder &order) {
+  builder.setInsertionPoint(fusion);
+  SmallVector<Value> outs = chooseFusionDestinations(builder, fusion, order);
+  auto kernel = builder.create<KernelOp>(
+      fusion.getLoc(), fusion.getResultTypes(), fusion.getInputs(), outs);
+  kernel.getBody().takeBody(fusion.getBody());
+  kernel->setDiscardableAttrs(fusion->getDiscardableAttrDictionary());
+  fusion->replaceAllUsesWith(kernel.getResults());
+  if (auto it = order.find(fusion); it != order.end()) {
+    unsigned position = it->second;
+    order.erase(it);
+    order[kernel] = position;
+  }
+  fusion->erase();
+}
+
 struct MwFormKernelsPass
     : public mw::impl::MwFormKernelsBase<MwFormKernelsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       // A ZeRO step's collectives become kernels too; they have no
-      // in-place rule, so their results get buffers of their own.
+      // in-place rule, so their results get buffers of their own. An
+      // mw.fusion becomes one kernel; its body's ops stay in it.
       bool isMw = isa_and_nonnull<MWDialect>(op->getDialect()) &&
                   !isa<KernelOp, YieldOp, ReshapeOp>(op);
       if ((isMw || isRuntimeCollective(op)) &&
-          !op->getParentOfType<KernelOp>())
+          !op->getParentOfType<KernelOp>() &&
+          !op->getParentOfType<FusionOp>())
         ops.push_back(op);
     });
     OpOrder order;
@@ -140,6 +211,10 @@ struct MwFormKernelsPass
     });
     OpBuilder builder(&getContext());
     for (Operation *op : ops) {
+      if (auto fusion = dyn_cast<FusionOp>(op)) {
+        formFusedKernel(builder, fusion, order);
+        continue;
+      }
       builder.setInsertionPoint(op);
       SmallVector<Value> outs;
       for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)

@@ -150,9 +150,16 @@ std::optional<FunctionReport::Remat> readRemat(Operation *func) {
 
 /// How the report names an op: a kernel by the op its body computes.
 std::string opLabel(Operation *op) {
-  if (auto kernel = dyn_cast<KernelOp>(op))
+  if (auto kernel = dyn_cast<KernelOp>(op)) {
     if (Operation *body = kernel.getSingleOp())
       return body->getName().getStringRef().str();
+    // A fused kernel (--mw-fuse): its first op and how many follow.
+    Block &block = kernel.getBody().front();
+    if (block.getOperations().size() > 2)
+      return ("fused " + block.front().getName().getStringRef() + "+" +
+              Twine(block.getOperations().size() - 2))
+          .str();
+  }
   return op->getName().getStringRef().str();
 }
 
@@ -442,13 +449,15 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
       return WalkResult::advance();
     // A kernel's cost is its body's, counted once at the kernel; its body's
     // ops are the operations and values counted below, not the kernel.
-    if (auto kernel = dyn_cast<KernelOp>(op)) {
-      r.flops += kernel.getFlops();
-      r.bytesRead += kernel.getBytesRead();
-      r.bytesWritten += kernel.getBytesWritten();
+    // An mw.fusion (tensor form of a fused kernel) counts the same way.
+    if (isa<KernelOp, FusionOp>(op)) {
+      auto cost = cast<CostOpInterface>(op);
+      r.flops += cost.getFlops();
+      r.bytesRead += cost.getBytesRead();
+      r.bytesWritten += cost.getBytesWritten();
       return WalkResult::advance();
     }
-    bool inKernel = isa_and_nonnull<KernelOp>(op->getParentOp());
+    bool inKernel = isa_and_nonnull<KernelOp, FusionOp>(op->getParentOp());
     ++r.opCount;
     for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
       if (failed(checkStatic(type, op->getLoc(),

@@ -43,40 +43,98 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
 
 /// --mw-train-pipeline around a configured --mw-static-arena pass.
 static void addTrainPipeline(OpPassManager &pm,
-                             std::unique_ptr<Pass> staticArena) {
+                             std::unique_ptr<Pass> staticArena, bool fuse) {
+  if (fuse)
+    pm.addPass(createMwFuse());
   buildBufferizePipeline(pm);
   pm.addPass(std::move(staticArena));
   pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
 }
 
 void mlir::mw::buildTrainPipeline(OpPassManager &pm,
-                                  const MwStaticArenaOptions &arenaOptions) {
-  addTrainPipeline(pm, createMwStaticArena(arenaOptions));
+                                  const MwStaticArenaOptions &arenaOptions,
+                                  bool fuse) {
+  addTrainPipeline(pm, createMwStaticArena(arenaOptions), fuse);
 }
 
+/// Takes the pipeline's own `fuse` option (`fuse`, `fuse=true`,
+/// `fuse=false`, `fuse=1`, `fuse=0`) out of --mw-train-pipeline's option
+/// text; the rest is --mw-static-arena's.
+static FailureOr<bool>
+takeFuseOption(std::string &options,
+               function_ref<LogicalResult(const Twine &)> errorHandler) {
+  SmallVector<StringRef> words;
+  StringRef(options).split(words, ' ', -1, /*KeepEmpty=*/false);
+  std::string rest;
+  bool fuse = false;
+  for (StringRef word : words) {
+    auto [key, value] = word.split('=');
+    if (key != "fuse") {
+      rest += (rest.empty() ? "" : " ") + word.str();
+      continue;
+    }
+    if (value.empty() || value == "true" || value == "1")
+      fuse = true;
+    else if (value == "false" || value == "0")
+      fuse = false;
+    else {
+      (void)errorHandler("mw-train-pipeline: fuse=" + value +
+                         " is not a boolean (true or false)");
+      return failure();
+    }
+  }
+  options = rest;
+  return fuse;
+}
+
+namespace {
+/// --mw-bufferize's one option.
+struct BufferizePipelineOptions
+    : public PassPipelineOptions<BufferizePipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run --mw-fuse first, so that fused "
+                                   "kernels are formed and bufferized"),
+                    llvm::cl::init(false)};
+};
+} // namespace
+
 void mlir::mw::registerMWPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<BufferizePipelineOptions>(
       "mw-bufferize",
-      "Bufferize an mw program: --mw-form-kernels, then One-Shot Bufferize "
-      "across function boundaries (identity-layout memrefs); every transient "
-      "tensor becomes one memref.alloc, ready for --mw-static-arena",
-      buildBufferizePipeline);
+      "Bufferize an mw program: --mw-fuse (with fuse=true), "
+      "--mw-form-kernels, then One-Shot Bufferize across function boundaries "
+      "(identity-layout memrefs); every transient tensor becomes one "
+      "memref.alloc, ready for --mw-static-arena",
+      [](OpPassManager &pm, const BufferizePipelineOptions &options) {
+        if (options.fuse)
+          pm.addPass(createMwFuse());
+        buildBufferizePipeline(pm);
+      });
   registerPassPipeline(
       "mw-train-pipeline",
-      "Compile a step for the runtime: --mw-bufferize, --mw-static-arena "
-      "(with this pipeline's options, which are that pass's) and "
-      "--mw-verify-plan; the result is what mw-translate --mw-to-plan takes",
-      [](OpPassManager &pm, StringRef options,
+      "Compile a step for the runtime: --mw-fuse (with fuse=true), "
+      "--mw-bufferize, --mw-static-arena (with this pipeline's other "
+      "options, which are that pass's) and --mw-verify-plan; the result is "
+      "what mw-translate --mw-to-plan takes",
+      [](OpPassManager &pm, StringRef optionText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        std::string options = optionText.str();
+        FailureOr<bool> fuse = takeFuseOption(options, errorHandler);
+        if (failed(fuse))
+          return failure();
         std::unique_ptr<Pass> staticArena = createMwStaticArena();
         if (failed(staticArena->initializeOptions(options, errorHandler)))
           return failure();
-        addTrainPipeline(pm, std::move(staticArena));
+        addTrainPipeline(pm, std::move(staticArena), *fuse);
         return success();
       },
       [](function_ref<void(const ::mlir::detail::PassOptions &)>
              optionHandler) {
         PassOptionsMirror options;
+        options.addFlag("fuse", "Run --mw-fuse first, so the plan has fused "
+                                "kernels (default false: mw-translate exports "
+                                "fused kernels only with the runtime's support "
+                                "for them)");
         mirrorMwStaticArenaOptions(options);
         optionHandler(options);
       });

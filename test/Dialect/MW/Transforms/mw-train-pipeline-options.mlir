@@ -9,6 +9,17 @@
 // Every option of the pass works, time-limit included.
 // RUN: mw-opt %s --mw-train-pipeline="strategy=exact time-limit=5 alignment=64" | FileCheck %s --check-prefix=PLAN
 // RUN: mw-opt --help | FileCheck %s --check-prefix=HELP
+// The pipeline's own option, fuse (--mw-fuse first), is taken out before
+// the rest goes to the pass.
+// RUN: mw-opt %s --mw-train-pipeline="fuse=true alignment=64" | FileCheck %s --check-prefix=FUSE
+// RUN: not mw-opt %s --mw-train-pipeline="fuse=maybe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSEBAD
+// FUSE-LABEL: func.func @step
+// FUSE-SAME: mw.arena_alignment = 64 : i64
+// FUSE: mw.kernel ins(%view, %arg1
+// FUSE-NEXT: ^bb0(
+// FUSE-NEXT: mw.matmul
+// FUSE-NEXT: mw.tanh
+// FUSEBAD: mw-train-pipeline: fuse=maybe is not a boolean (true or false)
 
 // VALUE: for the --alignment option: 'abc' value invalid for long argument!
 // NAME: no such option nope
@@ -29,6 +40,7 @@
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
+// HELP-NEXT:   --fuse {{ *}}- Run --mw-fuse first
 // HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]
 // HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC]]
 // HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC]]
@@ -37,5 +49,6 @@ func.func @step(%x: tensor<4x8xf32> {mw.role = #mw.role<input>}, %w: tensor<8x8x
     -> (tensor<4x8xf32> {mw.role = #mw.role<output>}) {
   %y = mw.exp %x : tensor<4x8xf32>
   %z = mw.matmul %y, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-  return %z : tensor<4x8xf32>
+  %t = mw.tanh %z : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
 }

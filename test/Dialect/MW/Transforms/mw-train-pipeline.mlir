@@ -25,5 +25,6 @@
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
+// HELP-NEXT:   --fuse
 // HELP-NEXT:   --remarks
 // HELP-NEXT:   --strategy=<string>

@@ -99,6 +99,21 @@ def MW_GeluApproximationAttr : EnumAttr<MW_Dialect, MW_GeluApproximationEnum,
   let assemblyFormat = "`<` $value `>`";
 }
 
+def MW_FusionLoop : I32EnumAttrCase<"loop", 0>;
+def MW_FusionRow : I32EnumAttrCase<"row", 1>;
+def MW_FusionMatmul : I32EnumAttrCase<"matmul", 2>;
+def MW_FusionHorizontal : I32EnumAttrCase<"horizontal", 3>;
+def MW_FusionKindEnum : I32EnumAttr<"FusionKind",
+    "the kind of fused kernel an mw.fusion is",
+    [MW_FusionLoop, MW_FusionRow, MW_FusionMatmul, MW_FusionHorizontal]> {
+  let cppNamespace = "::mlir::mw";
+  let genSpecializedAttr = 0;
+}
+def MW_FusionKindAttr : EnumAttr<MW_Dialect, MW_FusionKindEnum, "fusion_kind"> {
+  let summary = "loop, row, matmul or horizontal (docs/fusion.md)";
+  let assemblyFormat = "`` $value";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

@@ -60,6 +60,31 @@ namespace mlir::mw {
 /// and yields its results. Leaves the insertion point after the kernel.
 KernelOp buildKernelAround(OpBuilder &builder, Operation *op, ValueRange ins,
                            ValueRange outs, TypeRange resultTypes);
+
+/// The ops a fused kernel may hold (docs/fusion.md, the fusion contract).
+/// Shared by mw.fusion's verifier, --mw-fuse and --mw-form-kernels.
+///
+/// Pointwise: every operand is read at an index derived from the output
+/// index by an index map (elementwise ops with broadcasting, casts, selects,
+/// activations and their gradients, splats, constants, broadcasts, reshapes,
+/// transposes, slices).
+bool isPointwiseOp(Operation *op);
+/// A column reduction: mw.reduce_sum over every axis but the last of an
+/// operand of rank >= 2 (a bias gradient), with or without keepdims.
+bool isColumnReduction(Operation *op);
+/// A row op: reduces or normalizes over the last axis of its first operand
+/// only (softmax, log_softmax and their gradients, layer_norm, rms_norm,
+/// reduce_sum / reduce_max / reduce_mean over the last axis).
+bool isRowOp(Operation *op);
+/// Whether pointwise `op` reads operand `index` at its own output index: an
+/// elementwise op whose operand has the shape of its result.
+bool readsAtOutputIndex(Operation *op, unsigned index);
+/// The FLOPs of the ops of `block` (a kernel's or fusion's body), summed.
+int64_t bodyFlops(Block &block);
+/// Whether the body `block` of a kernel or fusion reads its argument `index`
+/// only while computing the output element at the same index (see
+/// KernelOp::readsInputAtOutputIndex).
+bool readsArgumentAtOutputIndex(Block &block, unsigned index);
 } // namespace mlir::mw
 
 #endif // MEMWALL_DIALECT_MW_IR_MWOPS_H

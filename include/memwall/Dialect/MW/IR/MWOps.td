@@ -1226,7 +1226,13 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
       the kernel has no results; it reads every `ins` buffer and writes every
       `outs` buffer. A destination may be the same buffer as an input only
       when the body is one elementwise op (`mw.add`, `mw.adamw`, ...), where
-      element `i` is read before it is written.
+      element `i` is read before it is written, or a fused loop or
+      horizontal kernel that reads that input only at the output's own
+      index (`readsInputAtOutputIndex`).
+
+    A body of several ops (from an `mw.fusion`, `--mw-fuse`) is a *fused
+    kernel*: only its `ins` and `outs` are buffers; its other values stay
+    inside the kernel.
 
     `--mw-form-kernels` wraps each mw op into a kernel and chooses its
     destinations; `--mw-bufferize` follows it with One-Shot Bufferize.
@@ -1281,14 +1287,88 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
     /// the same index (one elementwise mw op, an optimizer update or a
     /// scalar op), so that a destination may share an input's buffer.
     bool isElementwise();
+    /// Whether every element of input `index` that the kernel reads is read
+    /// while computing the output element at the same index: true for a
+    /// fused loop kernel whose ops on that input (and on everything computed
+    /// from it) are elementwise at the iteration shape, and for each input
+    /// of a horizontal optimizer kernel (docs/fusion.md, destinations). A
+    /// destination may then be that input's buffer.
+    bool readsInputAtOutputIndex(unsigned index);
+  }];
+}
+
+def MW_FusionOp : Op<MW_Dialect, "fusion", [
+    IsolatedFromAbove, SingleBlock, Pure, MW_StaticShapes,
+    DeclareOpInterfaceMethods<MW_CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>]> {
+  let summary = "a group of mw ops that runs as one fused kernel";
+  let description = [{
+    The unit `--mw-fuse` forms (the design of XLA's fusion instruction and
+    IREE's dispatch regions, on mw ops): value semantics, one block whose
+    arguments are the values of `inputs` (same types, in order), and an
+    `mw.yield` that gives the results. Only the inputs and the results reach
+    memory; every other value of the body stays inside the kernel.
+    `--mw-form-kernels` turns the fusion into one `mw.kernel` whose body is
+    this body. `kind` says which kind of fused kernel it is, and the verifier
+    holds the body to that kind's rules (docs/fusion.md):
+
+    - `loop`: every body op is pointwise (elementwise unary and binary ops,
+      `mw.cast`, `mw.select`, `mw.gelu`, the activation gradients,
+      `mw.splat`, `mw.constant`, `mw.broadcast_to`, `mw.reshape`,
+      `mw.transpose`, `mw.slice`); every result has the iteration shape (the
+      first result's), or is a column reduction (`mw.reduce_sum` over every
+      axis but the last of a body value of the iteration shape: a bias
+      gradient), which nothing in the body uses.
+    - `row`: pointwise ops plus ops that reduce or normalize over the last
+      axis of the iteration shape (`mw.softmax`, `mw.log_softmax`,
+      `mw.softmax_grad`, `mw.log_softmax_grad`, `mw.layer_norm`,
+      `mw.rms_norm`, `mw.reduce_sum` / `reduce_max` / `reduce_mean` over the
+      last axis); results have the iteration shape or the row shape (the
+      iteration shape without its last axis, or with it as 1).
+    - `matmul`: the first body op is the only `mw.matmul`; every other op is
+      pointwise (its epilogue) or a column reduction; results have the
+      matmul's result shape (the iteration shape) or are column reductions.
+    - `horizontal`: independent `mw.adamw` or `mw.sgd` ops (not both) whose
+      operands are all block arguments: an optimizer step of many
+      parameters in one launch.
+
+    Cost: the sum of the body's FLOPs; bytes read are the inputs' and bytes
+    written the results' (what the fused kernel moves, intermediates
+    excluded).
+
+    ```mlir
+    %h, %y, %mean, %rstd = mw.fusion row ins(%x, %r, %g, %b : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+        -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) {
+    ^bb0(%x0: tensor<4x8xf32>, %r0: tensor<4x8xf32>, %g0: tensor<8xf32>, %b0: tensor<8xf32>):
+      %s = mw.add %x0, %r0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      %n, %m, %v = mw.layer_norm %s, %g0, %b0 : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+      mw.yield %s, %n, %m, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins MW_FusionKindAttr:$kind, Variadic<MW_Tensor>:$inputs);
+  let results = (outs Variadic<MW_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `->` `(` type($results) `)` attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The terminator of the body.
+    ::mlir::Operation *getYield() { return getBody().front().getTerminator(); }
+    /// The iteration shape: the shape of the first result (for `matmul`,
+    /// the matmul's result shape).
+    ::llvm::ArrayRef<int64_t> getIterationShape();
   }];
 }
 
 def MW_YieldOp : Op<MW_Dialect, "yield", [Pure, ReturnLike, Terminator,
-                                           HasParent<"KernelOp">]> {
-  let summary = "the outputs of an mw.kernel";
+    ParentOneOf<["KernelOp", "FusionOp"]>]> {
+  let summary = "the outputs of an mw.kernel or mw.fusion";
   let description = [{
-    Terminates an `mw.kernel` body with one tensor per `outs` operand.
+    Terminates an `mw.kernel` body with one tensor per `outs` operand, or an
+    `mw.fusion` body with one tensor per result.
 
     ```mlir
     mw.yield %s : tensor<4xf32>

@@ -251,6 +251,77 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
   ];
 }
 
+def MwFuse : Pass<"mw-fuse", "ModuleOp"> {
+  let summary = "Group mw ops into mw.fusion kernels: matmul epilogues, row "
+                "(reduction) kernels, loop kernels and horizontal optimizer "
+                "updates";
+  let description = [{
+    Groups the ops of every function on tensors (after `--mw-autodiff` and
+    `--mw-remat`, before `--mw-bufferize`) into `mw.fusion` ops, each one
+    kernel whose only memory traffic is its inputs and results, of the four
+    kinds of docs/fusion.md, formed in this order:
+    - `matmul`: an `mw.matmul` and its pointwise epilogue of the matmul's
+      result shape (bias, gelu/relu, residual add; in backward the
+      activation's derivative with the saved pre-activation), plus a column
+      reduction of an epilogue value (the bias gradient: cuBLASLt's BIAS,
+      GELU_AUX_BIAS and DGELU_BGRAD);
+    - `row`: a softmax, log_softmax, their gradients, layer_norm, rms_norm
+      or a reduction over the last axis, with its pointwise prologue (bias +
+      residual before layer_norm, scale + mask before softmax) and epilogue
+      (softmax_grad's scale);
+    - `loop`: chains of pointwise ops (elementwise, casts, broadcasts,
+      reshapes, transposes, slices) and siblings that read the same input,
+      plus column reductions of their values;
+    - `horizontal`: every `mw.adamw` (and, apart, every `mw.sgd`) update of
+      the step in one kernel, as Inductor's foreach kernels.
+
+    Legality: a candidate joins a group only when no path through ops
+    outside the group leads from the group to it or back (no cycle); a
+    fusion holds at most one matmul or row op, and no op is ever duplicated
+    except `mw.splat`, which reads nothing (each fusion that reads a splat
+    computes it: the cost model's bytes only fall). A forward op never
+    shares a fusion with a backward or optimizer op, so every forward value
+    the backward pass reads (what `--mw-remat` keeps) is a fusion result and
+    stays materialized; any value used outside its fusion is a result
+    (multi-output). Candidates lie within 48 ops of their group in program
+    order. Decisions follow program order and are deterministic; each fusion
+    runs where its first op was, and ops that need its results move after
+    it. Functions with ops that have memory effects (bufferized IR) are left
+    alone. `mw-eval` gives bit-identical outputs before and after: the body
+    runs the same ops in the same order.
+
+    ```mlir
+    %0 = mw.matmul %x, %w : (tensor<8x64xf32>, tensor<64x256xf32>) -> tensor<8x256xf32>
+    %1 = mw.add %0, %b : (tensor<8x256xf32>, tensor<256xf32>) -> tensor<8x256xf32>
+    %2 = mw.gelu %1 : tensor<8x256xf32>
+    // becomes (%1 stays a result: the backward pass reads it)
+    %1, %2 = mw.fusion matmul ins(%x, %w, %b : ...) -> (tensor<8x256xf32>, tensor<8x256xf32>) {
+    ^bb0(%a: tensor<8x64xf32>, %c: tensor<64x256xf32>, %d: tensor<256xf32>):
+      %m = mw.matmul %a, %c : ...
+      %s = mw.add %m, %d : ...
+      %g = mw.gelu %s : tensor<8x256xf32>
+      mw.yield %s, %g : tensor<8x256xf32>, tensor<8x256xf32>
+    }
+    ```
+
+    `report=true` prints, per function, the kernels, the bytes they read and
+    write (cost model) and the buffers their results need, before and after,
+    and the fusions per kind.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print kernels, bytes moved and buffers before and after, and the "
+           "fusions per kind, to stdout">,
+    ListOption<"kinds", "kinds", "std::string",
+               "The kinds of fusion to form, comma-separated: loop, row, "
+               "matmul, horizontal (default: all)">,
+  ];
+  let statistics = [
+    Statistic<"numFusions", "fusions", "mw.fusion ops formed">,
+    Statistic<"numFusedOps", "fused-ops", "Ops moved into fusions">,
+  ];
+}
+
 def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
   let summary = "Wrap every mw op in an mw.kernel with destination operands, "
                 "ready for One-Shot Bufferize";
@@ -270,6 +341,14 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
       the collective to the wait and after;
     - otherwise (collectives included: their result never aliases their
       input) a `tensor.empty` of the result's type.
+    An `mw.fusion` (from `--mw-fuse`) becomes one `mw.kernel` whose body is
+    the fusion's body (a fused kernel), with one destination per result
+    (the fusion contract's aliasing rule, docs/fusion.md): a `loop` kernel's
+    result may take an input of its type that every op of the body reads
+    only at the output's own index (one whose last use is here first; never
+    a function argument), a `horizontal` kernel's updates take the
+    parameters and states they replace, and every other result (all of a
+    `row` or `matmul` kernel's) a `tensor.empty`.
     Whether a destination that is an input is really written in place is not
     decided here: One-Shot Analysis decides it, and gives the result a fresh
     buffer (no copy: destinations are never read) where writing would clobber

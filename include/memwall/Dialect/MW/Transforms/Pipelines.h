@@ -21,15 +21,18 @@ namespace mw {
 /// Bufferize across function boundaries with identity-layout memrefs.
 void buildBufferizePipeline(OpPassManager &pm);
 
-/// Adds --mw-train-pipeline's passes to `pm`: --mw-bufferize,
-/// --mw-static-arena with `arenaOptions`, and --mw-verify-plan on every
-/// function; the result is what `mw-translate --mw-to-plan` takes.
+/// Adds --mw-train-pipeline's passes to `pm`: --mw-fuse when `fuse`,
+/// --mw-bufferize, --mw-static-arena with `arenaOptions`, and
+/// --mw-verify-plan on every function; the result is what `mw-translate
+/// --mw-to-plan` takes.
 void buildTrainPipeline(OpPassManager &pm,
-                        const MwStaticArenaOptions &arenaOptions = {});
+                        const MwStaticArenaOptions &arenaOptions = {},
+                        bool fuse = false);
 
 /// Registers the --mw-bufferize and --mw-train-pipeline pipelines. The
-/// options of --mw-train-pipeline are --mw-static-arena's own: the pipeline
-/// hands its option text to the pass, which parses and checks it.
+/// options of --mw-train-pipeline are --mw-static-arena's own, which the
+/// pipeline hands to the pass to parse and check, and its own `fuse`
+/// (default false: run --mw-fuse first).
 void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
