@@ -100,7 +100,7 @@ TEST(PlanLoad, LossIsTheScalarOutputWhenNoneIsNamedLoss) {
 TEST(PlanLoad, RejectsWrongVersion) {
   PlanBuilder b = denseReluPlan();
   b.version = 1; // before the checksum trailer
-  EXPECT_EQ(rejection(b), "t.mwplan: plan version 1, this runtime reads 2");
+  EXPECT_EQ(rejection(b), "t.mwplan: plan version 1, this runtime reads 3");
 }
 
 TEST(PlanLoad, RejectsTruncatedFile) {
@@ -365,7 +365,7 @@ TEST(PlanLoad, FileErrors) {
   writePlanFile(path, b.finish());
   EXPECT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(mwrt_last_error()),
-            path + ": plan version 7, this runtime reads 2");
+            path + ": plan version 7, this runtime reads 3");
 }
 
 TEST(PlanLoad, ResultsThatUpdateStateAreConsistent) {

@@ -213,6 +213,10 @@ public:
   }
 
   mwrt_status run(const BoundKernel &k) override {
+    if (k.program)
+      return setError(MWRT_UNAVAILABLE,
+                      "the CUDA backend does not run fused kernels yet "
+                      "(docs/fusion.md); run this plan on the CPU");
     ++pendingRuns;
     if (graphExec)
       return MWRT_OK; // the step replays as one graph in synchronize()
