@@ -297,9 +297,9 @@ bool Analyzer::checkRefs() {
       return false;
     if (shapeOf(p.yields[y]) != outs[y].shape ||
         dtypeOf(p.yields[y]) != outs[y].dtype)
-      return fail(what, "is ", dtypeName(dtypeOf(p.yields[y])), " ",
+      return fail(what, "is ", cpu::typeName(dtypeOf(p.yields[y])), " ",
                   shapeText(shapeOf(p.yields[y])), " but kernel output #", y,
-                  " is ", dtypeName(outs[y].dtype), " ",
+                  " is ", cpu::typeName(outs[y].dtype), " ",
                   shapeText(outs[y].shape));
   }
   return true;
@@ -318,14 +318,14 @@ bool Analyzer::checkInstruction(size_t i) {
   for (DType t : in.dtypes)
     if (!isFloat(t))
       return failHere("a fused kernel computes float values only, not ",
-                      dtypeName(t));
+                      cpu::typeName(t));
   auto opShape = [&](size_t o) -> const Shape & {
     return shapeOf(in.operands[o]);
   };
   for (size_t o = 0; o < in.operands.size(); ++o)
     if (!isFloat(dtypeOf(in.operands[o])))
       return failHere("operand #", o, " is ",
-                      dtypeName(dtypeOf(in.operands[o])),
+                      cpu::typeName(dtypeOf(in.operands[o])),
                       "; a fused kernel computes float values only");
   const Shape &result = in.shapes[0];
   auto expect = [&](const Shape &want) {
@@ -337,8 +337,8 @@ bool Analyzer::checkInstruction(size_t i) {
   auto sameDtype = [&](size_t o) {
     if (dtypeOf(in.operands[o]) == in.dtypes[0] || k == OpKind::Cast)
       return true;
-    return failHere("operand #", o, " is ", dtypeName(dtypeOf(in.operands[o])),
-                    " but the result is ", dtypeName(in.dtypes[0]));
+    return failHere("operand #", o, " is ", cpu::typeName(dtypeOf(in.operands[o])),
+                    " but the result is ", cpu::typeName(in.dtypes[0]));
   };
   if (const ElementwiseSpec *spec = elementwiseSpec(k)) {
     for (size_t o = 0; o < in.operands.size(); ++o)

@@ -34,8 +34,20 @@
 // RUN: python3 %S/Inputs/compare_safetensors.py %t.mm_gelu.eval %t.mm_gelu.blas --rtol 1e-5 | FileCheck %s --check-prefix=BLAS
 // BLAS: compared 2 tensors, 0 mismatches
 //
-// The plan holds one kernel per fused kernel:
+// The plan holds one kernel per fused kernel, with its program:
 // RUN: mw-translate --mw-plan-json --mw-plan-function=row_ln %t.fused.planned.mlir | FileCheck %s --check-prefix=PLAN
 // PLAN-COUNT-2: "op": "mw.neg"
 // PLAN:         "op": "mw.fusion"
-// PLAN-NOT:     "op":
+// PLAN:         "program": {
+// PLAN-NEXT:      "version": 1,
+// PLAN-NEXT:      "instructions": [
+// PLAN-NEXT:        {"op":"mw.add","operands":["in0","in1"],"results":[{"dtype":"f32","shape":[2,3,8]}]},
+// PLAN-NEXT:        {"op":"mw.add","operands":["%0#0","in2"],"results":[{"dtype":"f32","shape":[2,3,8]}]},
+// PLAN-NEXT:        {"op":"mw.layer_norm","operands":["%1#0","in3","in4"],"results":[{"dtype":"f32","shape":[2,3,8]},{"dtype":"f32","shape":[2,3]},{"dtype":"f32","shape":[2,3]}],"attrs":[{"name":"epsilon","kind":"float","value":{{.*}}}]}
+// PLAN-NEXT:      ],
+// PLAN-NEXT:      "yields": [
+// PLAN-NEXT:        "%1#0",
+// PLAN-NEXT:        "%2#0",
+// PLAN-NEXT:        "%2#1",
+// PLAN-NEXT:        "%2#2"
+// PLAN-NOT:     "op": 
