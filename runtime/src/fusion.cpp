@@ -1001,6 +1001,7 @@ bool Analyzer::analyzeTiled() {
     const Shape &s = shapeOf(v);
     FusionStore st;
     st.out = static_cast<int>(y);
+    st.dtype = outs[y].dtype;
     if (isColumnSum(v)) {
       const FusedInstructionDesc &red = p.instructions[v.instruction];
       if (shapeOf(red.operands[0]) != a.iterShape)

@@ -78,6 +78,7 @@ struct FusionStore {
   bool row = false;
   bool columnSum = false;
   Access access;
+  DType dtype = DType::F32; ///< the output's
 };
 
 /// The matmul of a matmul kernel: mw.matmul's shape rules (runMatmul's).
