@@ -139,6 +139,16 @@ uint64_t Executor::fusedScratchBytes() const {
   return bytes;
 }
 
+mwrt_status Executor::prepareFused() {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].program)
+      if (mwrt_status st = backend.prepareFused(*kernels[i].program)) {
+        std::string message = mwrt_last_error();
+        return setError(st, plan.describeKernel(i) + ": " + message);
+      }
+  return MWRT_OK;
+}
+
 void Executor::setFusedScratch(void *scratch) {
   for (BoundKernel &k : kernels)
     if (k.program)

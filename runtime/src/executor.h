@@ -63,6 +63,12 @@ public:
     (void)program;
     return 0;
   }
+  /// Prepares a fused kernel when the session is created (the CUDA backend
+  /// generates and compiles its code).
+  virtual mwrt_status prepareFused(const FusedProgramDesc &program) {
+    (void)program;
+    return MWRT_OK;
+  }
 };
 
 /// The backend for `device`: "cpu"; "cuda" fails with MWRT_UNAVAILABLE
@@ -101,6 +107,8 @@ public:
   /// is once the session allocated it.
   uint64_t fusedScratchBytes() const;
   void setFusedScratch(void *scratch);
+  /// Backend::prepareFused of every fused kernel; a failure names it.
+  mwrt_status prepareFused();
 
   /// Runs every kernel in order; a failure's message is prefixed with
   /// "step N, kernel K ('mw.op' at loc): ".

@@ -274,7 +274,10 @@ mwrt_status SessionImpl::init(std::string_view device) {
 
   executor =
       std::make_unique<Executor>(p, *backend, *comm, arena, persistData);
-  // The fused kernels' scratch: part of the workspace, allocated once.
+  // Fused kernels: compiled (CUDA) and given their scratch, part of the
+  // workspace, allocated once.
+  if (mwrt_status st = executor->prepareFused())
+    return setError(st, p.source() + ": " + mwrt_last_error());
   fusedBytes = executor->fusedScratchBytes();
   if (fusedBytes) {
     if (mwrt_status st =

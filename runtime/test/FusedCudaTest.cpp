@@ -19,7 +19,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 using namespace mwrt;
 using namespace mwrt::detail;
@@ -111,4 +113,43 @@ TEST(FusedCuda, NvrtcCompilesEveryGeneratedKernel) {
   unsetenv("MWRT_CUDA_CACHE_DIR");
   std::filesystem::remove_all(dir);
 #endif
+}
+
+// On a GPU: every seed plan's fused kernels against the CPU backend's, from
+// the same deterministic initialization. CUDA's expf and tanhf may differ
+// from the C library's in the last bit, so the results agree to a relative
+// 1e-5 of each tensor's largest magnitude. Skips without a device.
+TEST(FusedCuda, RunsLikeTheCpuBackend) {
+  std::set<std::string> plans;
+  for (const FusedSample &s : samples())
+    plans.insert(s.name);
+  for (const std::string &name : plans) {
+    std::shared_ptr<const Plan> plan;
+    ASSERT_EQ(Plan::load(std::string(MWRT_PLAN_CORPUS_DIR) + "/" + name, plan),
+              MWRT_OK);
+    std::unique_ptr<Session> cpu, cuda;
+    ASSERT_EQ(Session::create(plan, "cpu", {}, cpu), MWRT_OK);
+    mwrt_status st = Session::create(plan, "cuda", {}, cuda);
+    if (st == MWRT_UNAVAILABLE)
+      GTEST_SKIP() << mwrt_last_error();
+    ASSERT_EQ(st, MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(cpu->step(), MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(cuda->step(), MWRT_OK) << name << ": " << mwrt_last_error();
+    for (const ResultDesc &r : plan->results()) {
+      TensorData a, b;
+      ASSERT_EQ(cpu->readResult(r.name, a), MWRT_OK);
+      ASSERT_EQ(cuda->readResult(r.name, b), MWRT_OK);
+      if (a.dtype != mwrt::DType::F32)
+        continue;
+      const auto *x = reinterpret_cast<const float *>(a.bytes.data());
+      const auto *y = reinterpret_cast<const float *>(b.bytes.data());
+      size_t n = a.bytes.size() / 4;
+      float scale = 1e-30f, err = 0;
+      for (size_t i = 0; i < n; ++i) {
+        scale = std::max(scale, std::fabs(x[i]));
+        err = std::max(err, std::fabs(x[i] - y[i]));
+      }
+      EXPECT_LE(err / scale, 1e-5f) << name << " " << r.name;
+    }
+  }
 }

@@ -176,8 +176,10 @@ void Emitter::element(int n, std::set<int> &done, const std::string &ind) {
        << in(1) << " : " << in(2) << ";\n";
     return;
   case NodeKind::Matmul:
-    os << ind << "const float " << out << " = mm[r * " << a.cols
-       << "LL + c];\n";
+    os << ind << "const float " << out << " = "
+       << load(p.instructions[0].dtypes[0], "mm",
+               "r * " + std::to_string(a.cols) + "LL + c")
+       << ";\n";
     return;
   case NodeKind::ColumnSum:
     return;
@@ -327,7 +329,7 @@ std::string Emitter::run() {
     os << (ins + o ? ", " : "") << "void *__restrict__ out" << o;
   launch.needsMatmul = a.kind == FusionKind::Matmul;
   if (launch.needsMatmul)
-    os << ", const float *__restrict__ mm";
+    os << ", const void *__restrict__ mm";
   os << ") {\n";
   os << "  const long long t = (long long)blockIdx.x * blockDim.x + "
         "threadIdx.x;\n";

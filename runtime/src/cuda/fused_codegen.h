@@ -28,15 +28,15 @@ inline constexpr const char kFusedEntry[] = "mw_fused";
 /// element, per row, or per column), in blocks of kFusedBlock.
 struct FusedLaunch {
   int64_t threads = 0;
-  /// A matmul kernel: the matmul's f32 result ([rows, cols], row-major) is
-  /// the kernel's last parameter, computed by cuBLASLt first.
+  /// A matmul kernel: the matmul's result ([rows, cols], row-major, of its
+  /// dtype) is the kernel's last parameter, computed by cuBLASLt first.
   bool needsMatmul = false;
 };
 inline constexpr int kFusedBlock = 128;
 
 /// CUDA C for `program` (a loop, row or matmul kernel; not horizontal):
 ///   extern "C" __global__ void mw_fused(const void *in0, ..., void *out0,
-///                                       ..., const float *mm)
+///                                       ..., const void *mm)
 /// with `mm` only for a matmul kernel.
 std::string generateFusedCuda(const FusedProgramDesc &program,
                               FusedLaunch &launch);
