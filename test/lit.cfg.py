@@ -60,3 +60,15 @@ if os.path.exists(os.path.join(mw_venv, "bin", "mw-import")):
     config.available_features.add("importer")
 config.substitutions.append(("%mw_import", os.path.join(mw_venv, "bin", "mw-import")))
 config.substitutions.append(("%mw_python", os.path.join(mw_venv, "bin", "python")))
+
+# The fusion pass (--mw-fuse, issue 16), for the end-to-end fused-plan tests
+# (test/Runtime/fusion-models.mlir): `REQUIRES: mw-fuse`.
+import subprocess
+try:
+    help_text = subprocess.run(
+        [os.path.join(config.memwall_tools_dir, "mw-opt"), "--help"],
+        capture_output=True, text=True, timeout=60).stdout
+    if "--mw-fuse " in help_text or "--mw-fuse\n" in help_text:
+        config.available_features.add("mw-fuse")
+except (OSError, subprocess.SubprocessError):
+    pass

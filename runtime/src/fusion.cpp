@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <sstream>
 
 using namespace mwrt;
@@ -92,50 +93,83 @@ bool isPointwise(OpKind k) {
          k == OpKind::Splat || k == OpKind::Constant || isShapeOp(k);
 }
 
-/// An affine map from the iteration index (rank R) to a value's index
-/// (rank V): j[e] = offset[e] + sum_d coef[e][d] * i[d].
+/// The value a term takes at `i` of dimension size `n`: its largest + 1.
+int64_t termRange(const IndexTerm &t, int64_t n) {
+  int64_t r = (n + t.div - 1) / t.div;
+  return t.mod ? std::min(r, t.mod) : r;
+}
+
+/// Sorts and merges the terms of `e`, dropping zeros.
+void normalize(IndexExpr &e) {
+  std::sort(e.terms.begin(), e.terms.end(), [](const IndexTerm &a,
+                                               const IndexTerm &b) {
+    return std::tie(a.dim, a.div, a.mod) < std::tie(b.dim, b.div, b.mod);
+  });
+  std::vector<IndexTerm> merged;
+  for (const IndexTerm &t : e.terms) {
+    if (!merged.empty() && merged.back().dim == t.dim &&
+        merged.back().div == t.div && merged.back().mod == t.mod)
+      merged.back().coef += t.coef;
+    else
+      merged.push_back(t);
+  }
+  e.terms.clear();
+  for (const IndexTerm &t : merged)
+    if (t.coef != 0)
+      e.terms.push_back(t);
+}
+
+/// `a += scale * b`.
+void addScaled(IndexExpr &a, const IndexExpr &b, int64_t scale) {
+  a.offset += scale * b.offset;
+  for (IndexTerm t : b.terms) {
+    t.coef *= scale;
+    a.terms.push_back(t);
+  }
+  normalize(a);
+}
+
+/// A map from the iteration index (rank R) to a value's index (rank V): one
+/// index expression per value dimension.
 struct IndexMap {
-  size_t r = 0;
-  Shape offset;                  ///< V
-  std::vector<Shape> coef;       ///< V rows of R
-  size_t rank() const { return offset.size(); }
+  std::vector<IndexExpr> rows;
+  size_t rank() const { return rows.size(); }
   std::string key() const {
     std::ostringstream os;
-    for (size_t e = 0; e < rank(); ++e) {
-      os << offset[e] << ':';
-      for (int64_t c : coef[e])
-        os << c << ',';
+    for (const IndexExpr &e : rows) {
+      os << e.offset << ':';
+      for (const IndexTerm &t : e.terms)
+        os << t.dim << '/' << t.div << '%' << t.mod << '*' << t.coef << ',';
       os << ';';
     }
     return os.str();
   }
-  bool operator==(const IndexMap &o) const {
-    return offset == o.offset && coef == o.coef;
-  }
+  bool operator==(const IndexMap &o) const { return key() == o.key(); }
 };
 
-IndexMap zeroMap(size_t r, size_t v) {
+IndexMap zeroMap(size_t v) {
   IndexMap m;
-  m.r = r;
-  m.offset.assign(v, 0);
-  m.coef.assign(v, Shape(r, 0));
+  m.rows.assign(v, IndexExpr());
   return m;
 }
 
+/// Value dimension e reads iteration dimension d.
+IndexExpr dimExpr(size_t d) { return {0, {IndexTerm{d, 1, 0, 1}}}; }
+
 /// The iteration index itself (V = R).
 IndexMap identityMap(size_t r) {
-  IndexMap m = zeroMap(r, r);
+  IndexMap m = zeroMap(r);
   for (size_t d = 0; d < r; ++d)
-    m.coef[d][d] = 1;
+    m.rows[d] = dimExpr(d);
   return m;
 }
 
 /// A row value's index: the iteration index without its last dimension
 /// (`keep1`: with a trailing 0 for a size-1 last dimension).
 IndexMap rowMap(size_t r, bool keep1) {
-  IndexMap m = zeroMap(r, keep1 ? r : r - 1);
+  IndexMap m = zeroMap(keep1 ? r : r - 1);
   for (size_t d = 0; d + 1 < r; ++d)
-    m.coef[d][d] = 1;
+    m.rows[d] = dimExpr(d);
   return m;
 }
 
@@ -590,51 +624,82 @@ int Analyzer::addNode(FusionNode node) {
 
 Access Analyzer::accessOf(const Shape &strides, const IndexMap &m) const {
   Access acc;
-  acc.coef.assign(rank, 0);
-  for (size_t e = 0; e < m.rank(); ++e) {
-    acc.offset += strides[e] * m.offset[e];
-    for (size_t d = 0; d < rank; ++d)
-      acc.coef[d] += strides[e] * m.coef[e][d];
+  for (size_t e = 0; e < m.rank(); ++e)
+    addScaled(acc, m.rows[e], strides[e]);
+  // Along a row: a plain stride, or a table when the last dimension splits.
+  std::vector<IndexTerm> row;
+  bool split = false;
+  for (const IndexTerm &t : acc.terms)
+    if (rank && t.dim == rank - 1) {
+      row.push_back(t);
+      split |= t.div != 1 || t.mod != 0;
+    }
+  if (!split) {
+    for (const IndexTerm &t : row)
+      acc.colStride += t.coef;
+    return acc;
   }
+  acc.colTable.assign(static_cast<size_t>(a.cols), 0);
+  for (int64_t c = 0; c < a.cols; ++c)
+    for (const IndexTerm &t : row)
+      acc.colTable[c] += t.coef * (t.mod ? (c / t.div) % t.mod : c / t.div);
   return acc;
 }
 
 bool Analyzer::composeReshape(const Shape &in, const Shape &out,
                               const IndexMap &m, IndexMap &result) {
-  // The output's linear (row-major) index as an affine function of the
-  // iteration index, split into the input's dimensions: exact when no
-  // iteration dimension's steps carry across an input dimension.
+  // The output's linear (row-major) index as a sum of terms of the
+  // iteration index, split into the input's dimensions: each term goes to
+  // the dimension whose stride divides its coefficient, and a term that
+  // would carry past that dimension's size is split into digits (a merge
+  // of dimensions: [B, S, H, D] -> [B, S, H*D]).
   Shape outStrides = rowMajor(out), inStrides = rowMajor(in);
-  int64_t linOff = 0;
-  Shape lin(rank, 0);
-  for (size_t e = 0; e < m.rank(); ++e) {
-    linOff += outStrides[e] * m.offset[e];
-    for (size_t d = 0; d < rank; ++d)
-      lin[d] += outStrides[e] * m.coef[e][d];
-  }
-  result = zeroMap(rank, in.size());
-  int64_t rest = linOff;
+  IndexExpr lin;
+  for (size_t e = 0; e < m.rank(); ++e)
+    addScaled(lin, m.rows[e], outStrides[e]);
+  result = zeroMap(in.size());
+  int64_t rest = lin.offset;
+  if (rest < 0 || (!in.empty() && rest >= numElements(in)))
+    return false;
   for (size_t e = 0; e < in.size(); ++e) {
-    result.offset[e] = rest / inStrides[e];
+    result.rows[e].offset = rest / inStrides[e];
     rest %= inStrides[e];
   }
-  for (size_t d = 0; d < rank; ++d) {
-    if (lin[d] == 0 || a.iterShape[d] == 1)
+  std::vector<IndexTerm> work(lin.terms.rbegin(), lin.terms.rend());
+  while (!work.empty()) {
+    IndexTerm t = work.back();
+    work.pop_back();
+    int64_t range = termRange(t, a.iterShape[t.dim]);
+    if (range <= 1)
       continue;
-    if (lin[d] < 0)
+    if (t.coef < 0)
       return false;
     size_t e = 0;
-    while (e < in.size() && lin[d] % inStrides[e] != 0)
+    while (e < in.size() && t.coef % inStrides[e] != 0)
       ++e;
     if (e == in.size())
       return false;
-    result.coef[e][d] = lin[d] / inStrides[e];
+    int64_t q = t.coef / inStrides[e];
+    if (q * (range - 1) < in[e]) {
+      result.rows[e].terms.push_back({t.dim, t.div, t.mod, q});
+      continue;
+    }
+    // A digit per input dimension: the low part stays here, the rest moves
+    // up a dimension.
+    int64_t size = in[e];
+    if (q != 1 || range % size != 0 || result.rows[e].offset != 0 ||
+        (t.mod && t.mod % size != 0))
+      return false;
+    result.rows[e].terms.push_back({t.dim, t.div, size, 1});
+    work.push_back({t.dim, t.div * size, t.mod ? t.mod / size : 0,
+                    t.coef * size});
   }
   for (size_t e = 0; e < in.size(); ++e) {
-    int64_t hi = result.offset[e];
-    for (size_t d = 0; d < rank; ++d)
-      hi += result.coef[e][d] * (a.iterShape[d] - 1);
-    if (result.offset[e] < 0 || hi >= in[e])
+    normalize(result.rows[e]);
+    int64_t hi = result.rows[e].offset;
+    for (const IndexTerm &t : result.rows[e].terms)
+      hi += t.coef * (termRange(t, a.iterShape[t.dim]) - 1);
+    if (hi >= in[e])
       return false;
   }
   return true;
@@ -652,7 +717,7 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
     node.instruction = v.index;
     node.dtype = ins[v.index].dtype;
     node.access = accessOf(ins[v.index].strides, m);
-    node.full = {rank > 0 && node.access.coef[rank - 1] != 0};
+    node.full = {node.access.alongRow()};
     if (!(m == identityMap(rank) && ins[v.index].shape == a.iterShape))
       a.identityOnly[v.index] = false;
     int id = addNode(std::move(node));
@@ -670,11 +735,9 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
   case OpKind::Transpose: {
     Shape perm;
     getInts(in, "permutation", perm, true);
-    IndexMap inner = zeroMap(rank, perm.size());
-    for (size_t d = 0; d < perm.size(); ++d) {
-      inner.offset[perm[d]] = m.offset[d];
-      inner.coef[perm[d]] = m.coef[d];
-    }
+    IndexMap inner = zeroMap(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d)
+      inner.rows[perm[d]] = m.rows[d];
     return valueAt(in.operands[0], inner);
   }
   case OpKind::Slice: {
@@ -682,11 +745,10 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
     Shape offsets, sizes, steps(s.size(), 1);
     getInts(in, "offsets", offsets, true);
     getInts(in, "strides", steps, false);
-    IndexMap inner = m;
+    IndexMap inner = zeroMap(s.size());
     for (size_t e = 0; e < s.size(); ++e) {
-      inner.offset[e] = offsets[e] + steps[e] * m.offset[e];
-      for (int64_t &c : inner.coef[e])
-        c *= steps[e];
+      addScaled(inner.rows[e], m.rows[e], steps[e]);
+      inner.rows[e].offset += offsets[e];
     }
     return valueAt(in.operands[0], inner);
   }
@@ -704,13 +766,11 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
   }
   // A broadcast operand's map: size-1 and missing leading dimensions read 0.
   auto broadcastMap = [&](const Shape &s) {
-    IndexMap inner = zeroMap(rank, s.size());
+    IndexMap inner = zeroMap(s.size());
     size_t lead = result.size() - s.size();
     for (size_t e = 0; e < s.size(); ++e)
-      if (s[e] != 1 || result[e + lead] == 1) {
-        inner.offset[e] = s[e] == 1 ? 0 : m.offset[e + lead];
-        inner.coef[e] = s[e] == 1 ? Shape(rank, 0) : m.coef[e + lead];
-      }
+      if (s[e] != 1)
+        inner.rows[e] = m.rows[e + lead];
     return inner;
   };
   if (in.kind == OpKind::BroadcastTo)
@@ -730,7 +790,7 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
                         ? Shape(result.size(), 0)
                         : rowMajor(result);
     node.access = accessOf(strides, m);
-    node.full = {rank > 0 && node.access.coef[rank - 1] != 0};
+    node.full = {node.access.alongRow()};
     int id = addNode(std::move(node));
     nodeByKey[key] = id;
     return {id, 0};
@@ -783,9 +843,9 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
       }
       for (size_t o = 0; o < in.operands.size(); ++o) {
         const Shape &s = opShape(o);
-        IndexMap om = s == a.iterShape ? identityMap(rank) : zeroMap(rank, 1);
+        IndexMap om = s == a.iterShape ? identityMap(rank) : zeroMap(1);
         if (s != a.iterShape)
-          om.coef[0][rank - 1] = 1; // gamma, beta: [C] along the row
+          om.rows[0] = dimExpr(rank - 1); // gamma, beta: [C] along the row
         auto operand = valueAt(in.operands[o], om);
         if (operand.first < 0)
           return bad;
@@ -885,7 +945,7 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
   bool full = false;
   for (size_t o = 0; o < in.operands.size(); ++o) {
     const Shape &s = opShape(o);
-    IndexMap om = in.kind == OpKind::Select && o == 0 ? zeroMap(rank, 0)
+    IndexMap om = in.kind == OpKind::Select && o == 0 ? zeroMap(0)
                                                       : broadcastMap(s);
     auto operand = valueAt(in.operands[o], om);
     if (operand.first < 0)
@@ -1028,8 +1088,7 @@ bool Analyzer::analyzeTiled() {
       }
       st.node = id;
       st.columnSum = true;
-      st.access.coef.assign(rank, 0);
-      st.access.coef[rank - 1] = outs[y].strides.back();
+      st.access.colStride = outs[y].strides.back();
       a.stores.push_back(st);
       continue;
     }

@@ -26,12 +26,30 @@
 
 namespace mwrt::detail {
 
-/// An element of an operand's view as an affine function of the iteration
-/// index i: element offset + sum_d coef[d] * i[d] from the view's first
-/// element (TensorRef::data).
-struct Access {
+/// One term of an index expression: coef * ((i[dim] / div) % mod) of the
+/// iteration index i, with no modulo when mod is 0. Plain affine terms have
+/// div 1 and mod 0; a reshape that merges dimensions splits an iteration
+/// dimension into such digits.
+struct IndexTerm {
+  size_t dim = 0;
+  int64_t div = 1, mod = 0, coef = 0;
+};
+
+/// An index (or element offset) as a sum of terms of the iteration index.
+struct IndexExpr {
   int64_t offset = 0;
-  std::vector<int64_t> coef; ///< one per iteration dimension
+  std::vector<IndexTerm> terms; ///< normalized: sorted, merged, non-zero
+};
+
+/// An element of an operand's view as a function of the iteration index:
+/// element `offset + sum(terms)` from the view's first element
+/// (TensorRef::data). Along the last iteration dimension (a tile's row) it
+/// steps by `colStride`, or by `colTable[c]` when that dimension is split.
+struct Access : IndexExpr {
+  int64_t colStride = 0;
+  std::vector<int64_t> colTable; ///< per column, when not a plain stride
+  /// Whether the element changes along a row.
+  bool alongRow() const { return colStride != 0 || !colTable.empty(); }
 };
 
 enum class NodeKind {

@@ -7,9 +7,12 @@
 // keeps f32 intermediates: within one bf16 ulp of the largest magnitude
 // (2^-7 relative), where the unfused plan matches mw-eval bit for bit.
 //
+// RUN: rm -f %t.fused.planned.mlir %t.unfused.planned.mlir
 // RUN: python3 %S/Inputs/unfuse.py %S/Inputs/fused-kernels.mlir > %t.unfused.mlir
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t loop | FileCheck %s --check-prefix=LOOP
 // LOOP: loop: eval ok, unfused ok, fused-vs-unfused ok
+// RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t loop_merge | FileCheck %s --check-prefix=MERGE
+// MERGE: loop_merge: eval ok, unfused ok, fused-vs-unfused ok
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_ln | FileCheck %s --check-prefix=LN
 // LN: row_ln: eval ok, unfused ok, fused-vs-unfused ok
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_softmax | FileCheck %s --check-prefix=SM

@@ -129,36 +129,36 @@ void binaryTile(OpKind op, float *d, int64_t drs, Arr a, Arr b, int64_t nr,
   }
 }
 
-/// Gathers a leaf (input or constant) into its tile array.
+/// Gathers a leaf (input or constant) into its tile array; along a row
+/// the access steps by `cc`, or by `table` when it is not null.
 template <DType T>
 void gather(float *d, int64_t drs, const void *src, const int64_t *base,
-            int64_t cc, int64_t nr, int64_t nc) {
+            int64_t cc, const int64_t *table, int64_t nr, int64_t nc) {
   for (int64_t r = 0; r < nr; ++r) {
     float *dr = d + r * drs;
     int64_t b = base[r];
-    if (T == DType::F32 && cc == 1) {
+    if (table) {
+      for (int64_t c = 0; c < nc; ++c)
+        dr[c] = load<T>(src, b + table[c]);
+    } else if (T == DType::F32 && cc == 1) {
       std::memcpy(dr, static_cast<const float *>(src) + b,
                   static_cast<size_t>(nc) * sizeof(float));
-      continue;
+    } else {
+      for (int64_t c = 0; c < nc; ++c)
+        dr[c] = load<T>(src, b + c * cc);
     }
-    for (int64_t c = 0; c < nc; ++c)
-      dr[c] = load<T>(src, b + c * cc);
   }
 }
 
 /// Stores a tile array into an output, rounding to its dtype.
 template <DType T>
-void scatter(void *dst, const int64_t *base, int64_t cc, Arr v, int64_t nr,
-             int64_t nc) {
+void scatter(void *dst, const int64_t *base, int64_t cc, const int64_t *table,
+             Arr v, int64_t nr, int64_t nc) {
   for (int64_t r = 0; r < nr; ++r) {
     const float *vr = v.p + r * v.rs;
     int64_t b = base[r];
-    if (v.cs == 1)
-      for (int64_t c = 0; c < nc; ++c)
-        store<T>(dst, b + c * cc, vr[c]);
-    else
-      for (int64_t c = 0; c < nc; ++c)
-        store<T>(dst, b + c * cc, vr[0]);
+    for (int64_t c = 0; c < nc; ++c)
+      store<T>(dst, b + (table ? table[c] : c * cc), vr[c * v.cs]);
   }
 }
 
@@ -210,8 +210,9 @@ void FusedRun::bases(const detail::Access &acc, int64_t nr,
   for (int64_t r = 0; r < nr; ++r) {
     int64_t b = acc.offset;
     const int64_t *idx = rowIndex + r * outer;
-    for (size_t d = 0; d < outer; ++d)
-      b += acc.coef[d] * idx[d];
+    for (const detail::IndexTerm &t : acc.terms)
+      if (t.dim < outer)
+        b += t.coef * (t.mod ? (idx[t.dim] / t.div) % t.mod : idx[t.dim] / t.div);
     base[r] = b;
   }
 }
@@ -333,13 +334,15 @@ void FusedRun::evalNode(const FusionNode &n, int64_t r0, int64_t nr) {
     const void *src = n.kind == NodeKind::Input ? k.ins[n.instruction].data
                                                 : n.constData;
     bases(n.access, nr, baseBuf);
-    int64_t cc = rank ? n.access.coef[rank - 1] : 0;
+    int64_t cc = n.access.colStride;
+    const int64_t *table =
+        n.access.colTable.empty() ? nullptr : n.access.colTable.data();
     if (n.dtype == DType::F32)
-      gather<DType::F32>(d, ds, src, baseBuf, cc, nr, nc);
+      gather<DType::F32>(d, ds, src, baseBuf, cc, table, nr, nc);
     else if (n.dtype == DType::BF16)
-      gather<DType::BF16>(d, ds, src, baseBuf, cc, nr, nc);
+      gather<DType::BF16>(d, ds, src, baseBuf, cc, table, nr, nc);
     else
-      gather<DType::F16>(d, ds, src, baseBuf, cc, nr, nc);
+      gather<DType::F16>(d, ds, src, baseBuf, cc, table, nr, nc);
     return;
   }
   case NodeKind::Splat:
@@ -430,14 +433,16 @@ void FusedRun::runTile(int64_t r0, int64_t nr) {
     const TensorRef &o = k.outs[s.out];
     bases(s.access, nr, baseBuf);
     Arr v = arr({s.node, s.result});
-    int64_t cc = rank ? s.access.coef[rank - 1] : 0;
+    int64_t cc = s.access.colStride;
+    const int64_t *table =
+        s.access.colTable.empty() ? nullptr : s.access.colTable.data();
     int64_t nc = s.row ? 1 : a.cols;
     if (o.dtype == DType::F32)
-      scatter<DType::F32>(o.data, baseBuf, cc, v, nr, nc);
+      scatter<DType::F32>(o.data, baseBuf, cc, table, v, nr, nc);
     else if (o.dtype == DType::BF16)
-      scatter<DType::BF16>(o.data, baseBuf, cc, v, nr, nc);
+      scatter<DType::BF16>(o.data, baseBuf, cc, table, v, nr, nc);
     else
-      scatter<DType::F16>(o.data, baseBuf, cc, v, nr, nc);
+      scatter<DType::F16>(o.data, baseBuf, cc, table, v, nr, nc);
   }
 }
 
@@ -460,7 +465,7 @@ mwrt_status FusedRun::run() {
       continue;
     const TensorRef &o = k.outs[s.out];
     const float *acc = out(a.nodes[s.node], 0);
-    int64_t cc = s.access.coef[rank - 1];
+    int64_t cc = s.access.colStride;
     for (int64_t c = 0; c < a.cols; ++c) {
       if (o.dtype == DType::F32)
         store<DType::F32>(o.data, c * cc, acc[c]);

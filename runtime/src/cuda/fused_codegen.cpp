@@ -85,11 +85,14 @@ private:
 
 std::string Emitter::index(const Access &acc) const {
   std::string s = std::to_string(acc.offset) + "LL";
-  for (size_t d = 0; d < rank; ++d) {
-    if (acc.coef[d] == 0)
-      continue;
-    s += " + " + std::to_string(acc.coef[d]) + "LL * " +
-         (d + 1 == rank ? std::string("c") : "o" + std::to_string(d));
+  for (const IndexTerm &t : acc.terms) {
+    std::string i = t.dim + 1 == rank ? std::string("c")
+                                      : "o" + std::to_string(t.dim);
+    if (t.div != 1)
+      i = "(" + i + " / " + std::to_string(t.div) + "LL)";
+    if (t.mod)
+      i = "(" + i + " % " + std::to_string(t.mod) + "LL)";
+    s += " + " + std::to_string(t.coef) + "LL * " + i;
   }
   return s;
 }
@@ -376,7 +379,7 @@ std::string Emitter::run() {
     for (const FusionStore &s : a.stores)
       if (s.columnSum) {
         store(s.dtype, "out" + std::to_string(s.out),
-              std::to_string(s.access.coef[rank - 1]) + "LL * c",
+              std::to_string(s.access.colStride) + "LL * c",
               "sum" + std::to_string(s.node), "  ");
       }
     os << "}\n";

@@ -34,6 +34,27 @@ func.func @loop(%x0: tensor<4x8xf32> {mw.name = "x", mw.role = #mw.role<input>},
   return %r#0, %r#1, %r#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>
 }
 
+// loop: attention's heads back into rows ([B, H, S, D] -> [B, S, H, D] ->
+// [B, S, H*D]), a reshape that merges two dimensions: its reads split the
+// iteration's last dimension into digits. Plus a bias and its gradient.
+func.func @loop_merge(%q0: tensor<2x4x3x8xf32> {mw.name = "q", mw.role = #mw.role<input>},
+                      %b: tensor<32xf32> {mw.name = "b", mw.role = #mw.role<input>})
+    -> (tensor<2x3x32xf32> {mw.name = "rows", mw.role = #mw.role<output>},
+        tensor<32xf32> {mw.name = "db", mw.role = #mw.role<output>}) {
+  %q = mw.neg %q0 : tensor<2x4x3x8xf32>
+  %e0 = tensor.empty() : tensor<2x3x32xf32>
+  %e1 = tensor.empty() : tensor<32xf32>
+  %r:2 = mw.kernel ins(%q, %b : tensor<2x4x3x8xf32>, tensor<32xf32>) outs(%e0, %e1 : tensor<2x3x32xf32>, tensor<32xf32>) -> tensor<2x3x32xf32>, tensor<32xf32> {
+  ^bb0(%k_q: tensor<2x4x3x8xf32>, %k_b: tensor<32xf32>):
+    %j0 = mw.transpose %k_q permutation = [0, 2, 1, 3] : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>
+    %j1 = mw.reshape %j0 : tensor<2x3x4x8xf32> -> tensor<2x3x32xf32>
+    %j2 = mw.add %j1, %k_b : (tensor<2x3x32xf32>, tensor<32xf32>) -> tensor<2x3x32xf32>
+    %j3 = mw.reduce_sum %j2 axes = [0, 1] : tensor<2x3x32xf32> -> tensor<32xf32>
+    mw.yield %j2, %j3 : tensor<2x3x32xf32>, tensor<32xf32>
+  }
+  return %r#0, %r#1 : tensor<2x3x32xf32>, tensor<32xf32>
+}
+
 // row: bias + residual + layer_norm (GPT-2's attention output), yielding
 // the residual stream, the normalized rows and their statistics.
 func.func @row_ln(%h0: tensor<2x3x8xf32> {mw.name = "h", mw.role = #mw.role<input>},
