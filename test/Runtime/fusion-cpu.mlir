@@ -3,9 +3,10 @@
 // there), planned, translated and run by mw-run, against mw-eval on the same
 // IR and against the same IR unfused (one op per kernel, Inputs/unfuse.py).
 // In f32 every result is bit-identical, the matmul kernels with the
-// evaluator's matmul loops (--reference-matmul). In bf16 the fused kernel
-// keeps f32 intermediates: within one bf16 ulp of the largest magnitude
-// (2^-7 relative), where the unfused plan matches mw-eval bit for bit.
+// evaluator's matmul loops (--reference-matmul). In bf16 and f16 the fused
+// kernel keeps f32 intermediates: within one ulp of the largest magnitude
+// (2^-7 relative in bf16, 2^-10 in f16), where the unfused plan matches
+// mw-eval bit for bit.
 //
 // RUN: rm -f %t.fused.planned.mlir %t.unfused.planned.mlir
 // RUN: python3 %S/Inputs/unfuse.py %S/Inputs/fused-kernels.mlir > %t.unfused.mlir
@@ -27,6 +28,10 @@
 // ADAM: adamw3: eval ok, unfused ok, fused-vs-unfused ok
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_ln_bf16 0.0078125 | FileCheck %s --check-prefix=BF16
 // BF16: row_ln_bf16: eval ok, unfused ok, fused-vs-unfused ok
+// RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_ln_f16 0.0009765625 | FileCheck %s --check-prefix=F16
+// F16: row_ln_f16: eval ok, unfused ok, fused-vs-unfused ok
+// RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t mm_bf16 0.0078125 | FileCheck %s --check-prefix=MM-BF16
+// MM-BF16: mm_bf16: eval ok, unfused ok, fused-vs-unfused ok
 // ... and the fused bf16 kernel does round differently from mw-eval:
 // RUN: not python3 %S/Inputs/compare_safetensors.py %t.row_ln_bf16.eval %t.row_ln_bf16.fused.out | FileCheck %s --check-prefix=BF16-BITS
 // BF16-BITS: compared 2 tensors, 2 mismatches

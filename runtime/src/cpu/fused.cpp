@@ -162,6 +162,18 @@ void scatter(void *dst, const int64_t *base, int64_t cc, const int64_t *table,
   }
 }
 
+/// Appends the elements of dimensions `d`.. of `t` (from element `offset`)
+/// to `out` as f32, in row-major order.
+template <DType T>
+void widen(size_t d, const TensorRef &t, int64_t offset, float *&out) {
+  if (d == t.shape.size()) {
+    *out++ = load<T>(t.data, offset);
+    return;
+  }
+  for (int64_t i = 0; i < t.shape[d]; ++i)
+    widen<T>(d + 1, t, offset + i * t.strides[d], out);
+}
+
 /// One fused kernel's run: the analysis, its tensors and its scratch.
 class FusedRun {
 public:
@@ -223,17 +235,15 @@ mwrt_status FusedRun::prepareMatmul() {
     const TensorRef &t = k.ins[input];
     if (isDense)
       return static_cast<const float *>(t.data);
-    float *copy = f + slot;
-    // Row-major f32 copy (FloatSrc's, into the scratch).
-    Shape strides = stridesOf(t);
-    forEachIndex<1>(t.shape, std::array<Shape, 1>{strides},
-                    [&](int64_t n, const std::array<int64_t, 1> &o) {
-                      copy[n] = t.dtype == DType::F32
-                                    ? load<DType::F32>(t.data, o[0])
-                                : t.dtype == DType::BF16
-                                    ? load<DType::BF16>(t.data, o[0])
-                                    : load<DType::F16>(t.data, o[0]);
-                    });
+    float *copy = f + slot, *at = copy;
+    // A row-major f32 copy (FloatSrc's) into the scratch; bound tensors
+    // always carry their strides, so this walks them without allocating.
+    if (t.dtype == DType::F32)
+      widen<DType::F32>(0, t, 0, at);
+    else if (t.dtype == DType::BF16)
+      widen<DType::BF16>(0, t, 0, at);
+    else
+      widen<DType::F16>(0, t, 0, at);
     return copy;
   };
   lhs = dense(m.lhs, m.denseLhs, m.lhsSlot);

@@ -223,3 +223,43 @@ func.func @row_ln_bf16(%h0: tensor<4x64xbf16> {mw.name = "h", mw.role = #mw.role
   }
   return %r#0, %r#1 : tensor<4x64xbf16>, tensor<4x64xbf16>
 }
+
+// f16: the same kernel in f16.
+func.func @row_ln_f16(%h0: tensor<4x64xf16> {mw.name = "h", mw.role = #mw.role<input>},
+                       %bias: tensor<64xf16> {mw.name = "bias", mw.role = #mw.role<input>},
+                       %res: tensor<4x64xf16> {mw.name = "res", mw.role = #mw.role<input>},
+                       %gamma: tensor<64xf16> {mw.name = "ln.weight", mw.role = #mw.role<input>},
+                       %beta: tensor<64xf16> {mw.name = "ln.bias", mw.role = #mw.role<input>})
+    -> (tensor<4x64xf16> {mw.name = "stream", mw.role = #mw.role<output>},
+        tensor<4x64xf16> {mw.name = "y", mw.role = #mw.role<output>}) {
+  %h = mw.neg %h0 : tensor<4x64xf16>
+  %e0 = tensor.empty() : tensor<4x64xf16>
+  %e1 = tensor.empty() : tensor<4x64xf16>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %e3 = tensor.empty() : tensor<4xf32>
+  %r:4 = mw.kernel ins(%h, %bias, %res, %gamma, %beta : tensor<4x64xf16>, tensor<64xf16>, tensor<4x64xf16>, tensor<64xf16>, tensor<64xf16>) outs(%e0, %e1, %e2, %e3 : tensor<4x64xf16>, tensor<4x64xf16>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x64xf16>, tensor<4x64xf16>, tensor<4xf32>, tensor<4xf32> {
+  ^bb0(%k_h: tensor<4x64xf16>, %k_bias: tensor<64xf16>, %k_res: tensor<4x64xf16>, %k_gamma: tensor<64xf16>, %k_beta: tensor<64xf16>):
+    %w0 = mw.add %k_h, %k_bias : (tensor<4x64xf16>, tensor<64xf16>) -> tensor<4x64xf16>
+    %w1 = mw.add %w0, %k_res : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+    %w2, %w3, %w4 = mw.layer_norm %w1, %k_gamma, %k_beta : (tensor<4x64xf16>, tensor<64xf16>, tensor<64xf16>) -> (tensor<4x64xf16>, tensor<4xf32>, tensor<4xf32>)
+    mw.yield %w1, %w2, %w3, %w4 : tensor<4x64xf16>, tensor<4x64xf16>, tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4x64xf16>, tensor<4x64xf16>
+}
+
+// bf16 matmul kernel: its operands are widened to f32 in the scratch.
+func.func @mm_bf16(%x0: tensor<6x8xbf16> {mw.name = "x", mw.role = #mw.role<input>},
+                   %w: tensor<8x16xbf16> {mw.name = "w", mw.role = #mw.role<input>},
+                   %bias: tensor<16xbf16> {mw.name = "bias", mw.role = #mw.role<input>})
+    -> (tensor<6x16xbf16> {mw.name = "act", mw.role = #mw.role<output>}) {
+  %x = mw.neg %x0 : tensor<6x8xbf16>
+  %e0 = tensor.empty() : tensor<6x16xbf16>
+  %r = mw.kernel ins(%x, %w, %bias : tensor<6x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>) outs(%e0 : tensor<6x16xbf16>) -> tensor<6x16xbf16> {
+  ^bb0(%k_x: tensor<6x8xbf16>, %k_w: tensor<8x16xbf16>, %k_bias: tensor<16xbf16>):
+    %z0 = mw.matmul %k_x, %k_w : (tensor<6x8xbf16>, tensor<8x16xbf16>) -> tensor<6x16xbf16>
+    %z1 = mw.add %z0, %k_bias : (tensor<6x16xbf16>, tensor<16xbf16>) -> tensor<6x16xbf16>
+    %z2 = mw.gelu %z1 : tensor<6x16xbf16>
+    mw.yield %z2 : tensor<6x16xbf16>
+  }
+  return %r : tensor<6x16xbf16>
+}
