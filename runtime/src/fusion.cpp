@@ -43,7 +43,7 @@ using Shape = std::vector<int64_t>;
 
 /// Elements per tile the CPU backend aims for: the tile arrays of a
 /// program stay in the L2 cache.
-constexpr int64_t kTileElements = 8192;
+constexpr int64_t kTileElements = 2048;
 
 using cpu::broadcastShapes;
 using cpu::isFloat;
