@@ -4,7 +4,8 @@
 // plan that passes its own checks (every operand inside its buffer, names
 // unique, results consistent with the persistents they update), which the
 // harness then re-checks independently: a loaded plan must describe every
-// kernel, and every operand's persistent index must be in range. Run by
+// kernel, every operand's persistent index must be in range, and every
+// value a fused kernel's program refers to must exist. Run by
 // runtime/fuzz/run-sanitized.sh under AddressSanitizer and UBSan.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +38,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       check(o);
     for (const OperandDesc &o : plan->kernels()[k].outs)
       check(o);
+    // A fused kernel's program: every reference names a kernel input or an
+    // earlier instruction's result, one value yielded per output.
+    const auto &program = plan->kernels()[k].program;
+    if (!program)
+      continue;
+    auto ref = [&](const FusedValueRef &v, size_t before) {
+      bool ok = v.instruction < 0
+                    ? v.index >= 0 &&
+                          v.index < static_cast<int>(plan->kernels()[k].ins.size())
+                    : static_cast<size_t>(v.instruction) < before &&
+                          v.index >= 0 &&
+                          static_cast<size_t>(v.index) <
+                              program->instructions[v.instruction].shapes.size();
+      if (!ok)
+        std::abort();
+    };
+    for (size_t i = 0; i < program->instructions.size(); ++i)
+      for (const FusedValueRef &v : program->instructions[i].operands)
+        ref(v, i);
+    if (program->yields.size() != plan->kernels()[k].outs.size())
+      std::abort();
+    for (const FusedValueRef &v : program->yields)
+      ref(v, program->instructions.size());
   }
   for (const ResultDesc &r : plan->results())
     check(r.value);

@@ -12,6 +12,7 @@
 #include "comm/communicator.h"
 #include "status.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace mwrt;
@@ -88,6 +89,22 @@ Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
       b.ins.push_back(bind(o));
     for (const OperandDesc &o : k.outs)
       b.outs.push_back(bind(o));
+    if (!k.program)
+      continue;
+    b.program = k.program.get();
+    if (k.program->kind != FusionKind::Horizontal)
+      continue;
+    // A horizontal kernel runs each update as its own kernel would.
+    for (const FusedInstructionDesc &in : k.program->instructions) {
+      auto &ins = b.groupIns.emplace_back();
+      for (const FusedValueRef &v : in.operands)
+        ins.push_back(b.ins[v.index]);
+      b.groupOuts.emplace_back(in.shapes.size());
+    }
+    for (size_t y = 0; y < k.program->yields.size(); ++y) {
+      const FusedValueRef &v = k.program->yields[y];
+      b.groupOuts[v.instruction][v.index] = b.outs[y];
+    }
   }
   // A collective may complete after it returns when an mw.wait later in the
   // plan completes it (overlap=on): the wait reads the collective's result.
@@ -112,6 +129,30 @@ Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
         break;
       }
   }
+}
+
+uint64_t Executor::fusedScratchBytes() const {
+  uint64_t bytes = 0;
+  for (const BoundKernel &k : kernels)
+    if (k.program)
+      bytes = std::max(bytes, backend.fusedScratchBytes(*k.program));
+  return bytes;
+}
+
+mwrt_status Executor::prepareFused() {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].program)
+      if (mwrt_status st = backend.prepareFused(*kernels[i].program)) {
+        std::string message = mwrt_last_error();
+        return setError(st, plan.describeKernel(i) + ": " + message);
+      }
+  return MWRT_OK;
+}
+
+void Executor::setFusedScratch(void *scratch) {
+  for (BoundKernel &k : kernels)
+    if (k.program)
+      k.scratch = scratch;
 }
 
 TensorRef Executor::bind(const OperandDesc &o) const {

@@ -26,6 +26,13 @@ struct BoundKernel {
   OpKind kind = OpKind::Constant;
   const KernelAttrs *attrs = nullptr; ///< owned by the plan
   std::vector<TensorRef> ins, outs;
+  /// A fused kernel's program (owned by the plan), else null.
+  const FusedProgramDesc *program = nullptr;
+  /// A horizontal fused kernel: each update's operands and results.
+  std::vector<std::vector<TensorRef>> groupIns, groupOuts;
+  /// The fused kernels' scratch (Backend::fusedScratchBytes), shared by all
+  /// of them: they run one at a time.
+  void *scratch = nullptr;
 };
 
 /// A device: memory and kernels. Pointers it returns are device pointers,
@@ -50,6 +57,18 @@ public:
   virtual mwrt_status run(const BoundKernel &kernel) = 0;
   /// Waits for everything launched so far.
   virtual mwrt_status synchronize() { return MWRT_OK; }
+  /// The scratch memory (device memory, allocated once with the session's
+  /// workspace) a fused kernel needs while it runs.
+  virtual uint64_t fusedScratchBytes(const FusedProgramDesc &program) const {
+    (void)program;
+    return 0;
+  }
+  /// Prepares a fused kernel when the session is created (the CUDA backend
+  /// generates and compiles its code).
+  virtual mwrt_status prepareFused(const FusedProgramDesc &program) {
+    (void)program;
+    return MWRT_OK;
+  }
 };
 
 /// The backend for `device`: "cpu"; "cuda" fails with MWRT_UNAVAILABLE
@@ -83,6 +102,13 @@ public:
 
   /// The tensor `operand` describes, in this session's memory.
   TensorRef bind(const OperandDesc &operand) const;
+
+  /// The scratch every fused kernel needs (the largest one's), and where it
+  /// is once the session allocated it.
+  uint64_t fusedScratchBytes() const;
+  void setFusedScratch(void *scratch);
+  /// Backend::prepareFused of every fused kernel; a failure names it.
+  mwrt_status prepareFused();
 
   /// Runs every kernel in order; a failure's message is prefixed with
   /// "step N, kernel K ('mw.op' at loc): ".

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cpu/fused.h"
 #include "executor.h"
 #include "status.h"
 
@@ -76,7 +77,13 @@ public:
   }
 
   mwrt_status run(const BoundKernel &k) override {
+    if (k.program)
+      return cpu::runFusedKernel(k, kernelOptions);
     return runCpuKernel(k.kind, *k.attrs, k.ins, k.outs, kernelOptions);
+  }
+
+  uint64_t fusedScratchBytes(const FusedProgramDesc &program) const override {
+    return cpu::fusedScratchBytes(program);
   }
 
 private:

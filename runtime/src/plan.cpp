@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion.h"
 #include "mwrt/plan.h"
 #include "mwrt/runtime.h"
 #include "status.h"
@@ -234,6 +235,8 @@ private:
   bool checkWriteBacks(std::string &error);
   bool checkArenaLiveness(std::string &error);
   bool readKernel(size_t index, const mwplan::Kernel &k, std::string &error);
+  bool readProgram(const mwplan::FusedProgram &fp, FusedProgramDesc &p,
+                   std::string &error);
   bool readAttr(const mwplan::Attr &a, KernelAttrs &attrs, std::string &error);
   bool readOperand(const mwplan::Operand &op, OperandDesc &out,
                    std::string &error);
@@ -567,6 +570,65 @@ bool PlanReader::readAttr(const mwplan::Attr &a, KernelAttrs &attrs,
   return false;
 }
 
+bool PlanReader::readProgram(const mwplan::FusedProgram &fp,
+                             FusedProgramDesc &p, std::string &error) {
+  if (fp.version() != kFusedProgramVersion) {
+    error = "program version " + std::to_string(fp.version()) +
+            ", this runtime reads " + std::to_string(kFusedProgramVersion);
+    return false;
+  }
+  auto ref = [](const mwplan::ValueRef *r) {
+    return FusedValueRef{r->instruction(), r->index()};
+  };
+  if (const auto *list = fp.instructions()) {
+    p.instructions.resize(list->size());
+    for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
+      const mwplan::Instruction &fi = *list->Get(i);
+      FusedInstructionDesc &in = p.instructions[i];
+      std::string where = "instruction " + std::to_string(i) + ": ";
+      std::string op = fi.op()->str();
+      if (!parseOpKind(op, in.kind)) {
+        error = where + "unknown op '" + displayText(op) + "'";
+        return false;
+      }
+      if (fi.loc())
+        in.loc = displayText(fi.loc()->str());
+      if (const auto *attrs = fi.attrs())
+        for (const mwplan::Attr *a : *attrs)
+          if (!readAttr(*a, in.attrs, error)) {
+            error = where + error;
+            return false;
+          }
+      if (const auto *operands = fi.operands())
+        for (const mwplan::ValueRef *r : *operands)
+          in.operands.push_back(ref(r));
+      if (const auto *dtypes = fi.result_dtypes())
+        for (flatbuffers::uoffset_t r = 0; r < dtypes->size(); ++r) {
+          DType t;
+          if (!toDType(static_cast<mwplan::DType>(dtypes->Get(r)), t)) {
+            error = where + "result #" + std::to_string(r) + " has unknown dtype";
+            return false;
+          }
+          in.dtypes.push_back(t);
+        }
+      if (const auto *shapes = fi.result_shapes())
+        for (flatbuffers::uoffset_t r = 0; r < shapes->size(); ++r) {
+          std::vector<int64_t> shape;
+          size_t size = r < in.dtypes.size() ? dtypeSize(in.dtypes[r]) : 1;
+          if (!readShape(shapes->Get(r)->dims(), size, shape, error)) {
+            error = where + "result #" + std::to_string(r) + ": " + error;
+            return false;
+          }
+          in.shapes.push_back(std::move(shape));
+        }
+    }
+  }
+  if (const auto *yields = fp.yields())
+    for (const mwplan::ValueRef *r : *yields)
+      p.yields.push_back(ref(r));
+  return true;
+}
+
 bool PlanReader::readKernel(size_t index, const mwplan::Kernel &k,
                             std::string &error) {
   KernelDesc &d = plan.kernelList[index];
@@ -574,18 +636,39 @@ bool PlanReader::readKernel(size_t index, const mwplan::Kernel &k,
   // The location only ever appears in messages.
   if (k.loc())
     d.loc = displayText(k.loc()->str());
-  if (!parseOpKind(op, d.kind)) {
-    error = "kernel " + std::to_string(index) + ": unknown op '" +
-            displayText(op) + "'" + (d.loc.empty() ? "" : " at " + d.loc);
-    return false;
+  std::shared_ptr<FusedProgramDesc> program;
+  std::string where;
+  if (op == kFusionOpName) {
+    // A fused kernel (docs/fusion.md): its program instead of an op.
+    where = "kernel " + std::to_string(index) + " ('" + op + "'" +
+            (d.loc.empty() ? "" : " at " + d.loc) + "): ";
+    program = std::make_shared<FusedProgramDesc>();
+    if (!k.program())
+      error = "a fused kernel without its program";
+    else if (k.attrs() && k.attrs()->size())
+      error = "a fused kernel has no attributes of its own";
+    if (!error.empty() || !readProgram(*k.program(), *program, error)) {
+      error = where + error;
+      return false;
+    }
+  } else {
+    if (!parseOpKind(op, d.kind) || k.program()) {
+      error = "kernel " + std::to_string(index) + ": " +
+              (k.program() ? "op '" + displayText(op) +
+                                 "' with a fused program (only 'mw.fusion' "
+                                 "has one)"
+                           : "unknown op '" + displayText(op) + "'") +
+              (d.loc.empty() ? "" : " at " + d.loc);
+      return false;
+    }
+    where = plan.describeKernel(index) + ": ";
+    if (const auto *attrs = k.attrs())
+      for (const mwplan::Attr *a : *attrs)
+        if (!readAttr(*a, d.attrs, error)) {
+          error = where + error;
+          return false;
+        }
   }
-  std::string where = plan.describeKernel(index) + ": ";
-  if (const auto *attrs = k.attrs())
-    for (const mwplan::Attr *a : *attrs)
-      if (!readAttr(*a, d.attrs, error)) {
-        error = where + error;
-        return false;
-      }
   auto operands = [&](const auto *list, std::vector<OperandDesc> &out,
                       const char *what) {
     if (!list)
@@ -598,8 +681,17 @@ bool PlanReader::readKernel(size_t index, const mwplan::Kernel &k,
       }
     return true;
   };
-  return operands(k.ins(), d.ins, "operand #") &&
-         operands(k.outs(), d.outs, "result #");
+  if (!operands(k.ins(), d.ins, "operand #") ||
+      !operands(k.outs(), d.outs, "result #"))
+    return false;
+  if (!program)
+    return true;
+  if (!detail::analyzeFusedProgram(*program, d.ins, d.outs, error)) {
+    error = where + error;
+    return false;
+  }
+  d.program = std::move(program);
+  return true;
 }
 
 bool PlanReader::readResults(std::string &error) {
@@ -784,7 +876,8 @@ std::string Plan::describeKernel(size_t index) const {
   if (index >= kernelList.size())
     return s;
   const KernelDesc &k = kernelList[index];
-  s += std::string(" ('") + opKindName(k.kind) + "'";
+  s += std::string(" ('") + (k.program ? kFusionOpName : opKindName(k.kind)) +
+       "'";
   if (!k.loc.empty())
     s += " at " + k.loc;
   return s + ")";

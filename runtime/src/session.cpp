@@ -4,7 +4,8 @@
 // the arena (arena_size bytes, aligned to max(arena_alignment, 64)), one
 // block holding every persistent buffer (each at a multiple of 64 bytes),
 // and, only when a result to copy back overlaps another copy's destination,
-// a staging workspace. Kernels are bound once (Executor); a step runs them,
+// a staging workspace, and the scratch of fused kernels (the largest one's).
+// Kernels are bound once (Executor); a step runs them,
 // reads the loss, and copies each result named like a parameter or an
 // optimizer state into that persistent unless the kernels already updated it
 // in place. Persistents start from the deterministic default initialization
@@ -201,7 +202,8 @@ public:
   std::unique_ptr<Executor> executor;
 
   void *arena = nullptr, *persistBlock = nullptr, *staging = nullptr;
-  uint64_t persistBytes = 0, stagingBytes = 0, measured = 0;
+  void *fused = nullptr; ///< the fused kernels' scratch
+  uint64_t persistBytes = 0, stagingBytes = 0, fusedBytes = 0, measured = 0;
 
   std::vector<void *> persistData;
   std::vector<TensorRef> persistRefs; ///< each persistent, row-major
@@ -222,7 +224,7 @@ public:
 SessionImpl::~SessionImpl() {
   executor.reset();
   if (backend)
-    for (void *p : {arena, persistBlock, staging})
+    for (void *p : {arena, persistBlock, staging, fused})
       if (p)
         backend->release(p);
 }
@@ -272,6 +274,17 @@ mwrt_status SessionImpl::init(std::string_view device) {
 
   executor =
       std::make_unique<Executor>(p, *backend, *comm, arena, persistData);
+  // Fused kernels: compiled (CUDA) and given their scratch, part of the
+  // workspace, allocated once.
+  if (mwrt_status st = executor->prepareFused())
+    return setError(st, p.source() + ": " + mwrt_last_error());
+  fusedBytes = executor->fusedScratchBytes();
+  if (fusedBytes) {
+    if (mwrt_status st =
+            allocate(fusedBytes, kBufferAlignment, fused, "fused-kernel scratch"))
+      return st;
+    executor->setFusedScratch(fused);
+  }
   for (const ResultDesc &r : p.results())
     resultRefs.push_back(executor->bind(r.value));
   planCopies();
@@ -978,7 +991,7 @@ SessionStats Session::stats() const {
   SessionStats s;
   s.arenaBytes = impl->plan->arenaSize();
   s.persistentBytes = impl->persistBytes;
-  s.workspaceBytes = impl->stagingBytes;
+  s.workspaceBytes = impl->stagingBytes + impl->fusedBytes;
   s.plannedPeakBytes = s.arenaBytes + s.persistentBytes + s.workspaceBytes;
   s.measuredPeakBytes = impl->measured;
   s.lowerBoundBytes = impl->plan->lowerBound();

@@ -100,7 +100,7 @@ TEST(PlanLoad, LossIsTheScalarOutputWhenNoneIsNamedLoss) {
 TEST(PlanLoad, RejectsWrongVersion) {
   PlanBuilder b = denseReluPlan();
   b.version = 1; // before the checksum trailer
-  EXPECT_EQ(rejection(b), "t.mwplan: plan version 1, this runtime reads 2");
+  EXPECT_EQ(rejection(b), "t.mwplan: plan version 1, this runtime reads 3");
 }
 
 TEST(PlanLoad, RejectsTruncatedFile) {
@@ -365,7 +365,7 @@ TEST(PlanLoad, FileErrors) {
   writePlanFile(path, b.finish());
   EXPECT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(mwrt_last_error()),
-            path + ": plan version 7, this runtime reads 2");
+            path + ": plan version 7, this runtime reads 3");
 }
 
 TEST(PlanLoad, ResultsThatUpdateStateAreConsistent) {
@@ -465,6 +465,137 @@ TEST(PlanLoad, CApi) {
   EXPECT_CONTAINS(std::string(mwrt_last_error()),
                   "<memory>: not a .mwplan file");
   mwrt_plan_free(nullptr);
+}
+
+} // namespace mwrt::test
+
+//===----------------------------------------------------------------------===//
+// Fused kernels: the loader's own checks of a program (docs/fusion.md)
+//===----------------------------------------------------------------------===//
+
+namespace mwrt::test {
+namespace {
+
+/// y = gelu(x + b) as one fused loop kernel: x [4, 8] and b [8] inputs, y
+/// [4, 8] in a persistent the runtime allocates.
+PlanBuilder fusedPlan() {
+  PlanBuilder p;
+  p.function = "fused";
+  int x = p.addPersistent("x", DType::F32, {4, 8}, Role::Input, 0);
+  int b = p.addPersistent("b", DType::F32, {8}, Role::Input, 1);
+  int y = p.addPersistent("y", DType::F32, {4, 8}, Role::Output);
+  KernelSpec &k = p.addKernel("mw.fusion", {persistent(x, {4, 8}), persistent(b, {8})},
+                              {persistent(y, {4, 8})}, {}, "mlp.py:3");
+  InstructionSpec add{"mw.add", {{-1, 0}, {-1, 1}}, {DType::F32}, {{4, 8}}, {}};
+  InstructionSpec gelu{"mw.gelu", {{0, 0}}, {DType::F32}, {{4, 8}},
+                       {stringAttr("approximate", "tanh")}};
+  k.program = {add, gelu};
+  k.yields = {{1, 0}};
+  p.addResult("y", Role::Output, persistent(y, {4, 8}));
+  return p;
+}
+
+} // namespace
+
+TEST(PlanLoad, ReadsAFusedKernel) {
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(fusedPlan().finish(), error, &plan), MWRT_OK) << error;
+  const KernelDesc &k = plan->kernels()[0];
+  ASSERT_TRUE(k.program);
+  EXPECT_EQ(k.program->kind, FusionKind::Loop);
+  ASSERT_EQ(k.program->instructions.size(), 2u);
+  EXPECT_EQ(k.program->instructions[1].kind, OpKind::Gelu);
+  EXPECT_EQ(plan->describeKernel(0), "kernel 0 ('mw.fusion' at mlp.py:3)");
+}
+
+TEST(PlanLoad, RejectsBadFusedPrograms) {
+  const std::string at = "t.mwplan: kernel 0 ('mw.fusion' at mlp.py:3): ";
+  auto reject = [&](auto change) {
+    PlanBuilder b = fusedPlan();
+    change(b.kernels[0]);
+    std::string error = rejection(b);
+    EXPECT_EQ(error.rfind(at, 0), 0u) << error;
+    return error.substr(std::min(error.size(), at.size()));
+  };
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[0].operands[1] = {-1, 5}; }),
+            "instruction 0 ('mw.add'): operand #1 refers to kernel input 5 of 2");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[0].operands[0] = {1, 0}; }),
+            "instruction 0 ('mw.add'): operand #0 refers to instruction 1, "
+            "which does not come before it");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[1].operands[0] = {0, 2}; }),
+            "instruction 1 ('mw.gelu'): operand #0 refers to result 2 of "
+            "instruction 0, which has 1");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[0].shapes[0] = {4, 4}; }),
+            "instruction 0 ('mw.add'): result shape [4, 4] should be [4, 8]");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[1].op = "mw.concat"; }),
+            "instruction 1 ('mw.concat'): this op cannot be part of a fused "
+            "kernel");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[1].op = "mw.frobnicate"; }),
+            "instruction 1: unknown op 'mw.frobnicate'");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program[0].dtypes[0] = DType::I32; }),
+            "instruction 0 ('mw.add'): a fused kernel computes float values "
+            "only, not i32");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.yields.push_back({0, 0}); }),
+            "the program yields 2 values for a kernel with 1 outputs");
+  EXPECT_EQ(reject([](KernelSpec &k) { k.programVersion = 9; }),
+            "program version 9, this runtime reads 1");
+  // No kind fits: a matmul that is not the first instruction.
+  EXPECT_EQ(reject([](KernelSpec &k) {
+              k.program[1] = {"mw.matmul", {{0, 0}, {0, 0}}, {DType::F32},
+                              {{4, 4}}, {boolAttr("transpose_rhs", true)}};
+              k.yields = {{0, 0}};
+            }),
+            "a matmul kernel has one mw.matmul, its first instruction");
+  // A row op over another axis than the last.
+  EXPECT_EQ(reject([](KernelSpec &k) {
+              k.program[1] = {"mw.softmax", {{0, 0}}, {DType::F32}, {{4, 8}},
+                              {intAttr("axis", 0)}};
+            }),
+            "instruction 1 ('mw.softmax'): a fused kernel normalizes over the "
+            "last axis only");
+  // A column sum read by another instruction instead of being yielded.
+  EXPECT_EQ(reject([](KernelSpec &k) {
+              k.program[1] = {"mw.reduce_sum", {{0, 0}}, {DType::F32}, {{8}},
+                              {intsAttr("axes", {0})}};
+              k.program.push_back({"mw.neg", {{1, 0}}, {DType::F32}, {{8}}, {}});
+              k.yields = {{0, 0}};
+            }),
+            "instruction 1 ('mw.reduce_sum'): a column reduction may only be "
+            "yielded, not read by another instruction");
+  // A kernel of op mw.fusion needs its program; no other op has one.
+  EXPECT_EQ(reject([](KernelSpec &k) { k.program.clear(); }),
+            "a fused kernel without its program");
+  PlanBuilder b = fusedPlan();
+  b.kernels[0].op = "mw.add";
+  EXPECT_EQ(rejection(b), "t.mwplan: kernel 0: op 'mw.add' with a fused "
+                          "program (only 'mw.fusion' has one) at mlp.py:3");
+}
+
+TEST(PlanLoad, RunsAFusedKernel) {
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(fusedPlan().finish(), error, &plan), MWRT_OK) << error;
+  std::unique_ptr<Session> session;
+  ASSERT_EQ(Session::create(plan, "cpu", {}, session), MWRT_OK)
+      << mwrt_last_error();
+  std::vector<float> x(32), b(8);
+  for (int i = 0; i < 32; ++i)
+    x[i] = 0.1f * static_cast<float>(i - 16);
+  for (int i = 0; i < 8; ++i)
+    b[i] = 0.25f * static_cast<float>(i);
+  ASSERT_EQ(session->setTensor("x", mwrt::DType::F32, {4, 8}, x.data(), 128), MWRT_OK);
+  ASSERT_EQ(session->setTensor("b", mwrt::DType::F32, {8}, b.data(), 32), MWRT_OK);
+  ASSERT_EQ(session->step(), MWRT_OK) << mwrt_last_error();
+  TensorData y;
+  ASSERT_EQ(session->readResult("y", y), MWRT_OK);
+  const auto *v = reinterpret_cast<const float *>(y.bytes.data());
+  for (int i = 0; i < 32; ++i) // the unfused ops' formulas, one by one
+    EXPECT_EQ(v[i], formulas::gelu(x[i] + b[i % 8], formulas::kGeluTanh)) << i;
+  // The scratch is part of the workspace the session allocated once.
+  EXPECT_GT(session->stats().workspaceBytes, 0u);
+  EXPECT_EQ(session->stats().plannedPeakBytes,
+            session->stats().measuredPeakBytes);
 }
 
 } // namespace mwrt::test

@@ -107,6 +107,13 @@ inline AttrSpec intAttr(std::string name, int64_t v) {
   a.i = v;
   return a;
 }
+inline AttrSpec boolAttr(std::string name, bool v) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = mwplan::AttrKind::Bool;
+  a.i = v;
+  return a;
+}
 inline AttrSpec floatAttr(std::string name, double v) {
   AttrSpec a;
   a.name = std::move(name);
@@ -122,11 +129,25 @@ inline AttrSpec intsAttr(std::string name, std::vector<int64_t> v) {
   return a;
 }
 
+/// One instruction of a fused kernel's program: operands as (instruction,
+/// index) with instruction -1 for a kernel input.
+struct InstructionSpec {
+  std::string op;
+  std::vector<std::pair<int, int>> operands;
+  std::vector<DType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<AttrSpec> attrs;
+};
+
 struct KernelSpec {
   std::string op;
   std::vector<OperandSpec> ins, outs;
   std::vector<AttrSpec> attrs;
   std::string loc;
+  /// A fused kernel (op "mw.fusion"): its program.
+  std::vector<InstructionSpec> program;
+  std::vector<std::pair<int, int>> yields;
+  uint32_t programVersion = kFusedProgramVersion;
 };
 
 struct PersistentSpec {
@@ -191,22 +212,51 @@ struct PlanBuilder {
       ps.push_back(mwplan::CreatePersistentDirect(
           b, p.name.c_str(), p.dtype, &p.shape, p.role, p.argument));
     std::vector<flatbuffers::Offset<mwplan::Kernel>> ks;
-    for (const KernelSpec &k : kernels) {
+    auto attrList = [&](const std::vector<AttrSpec> &list) {
       std::vector<flatbuffers::Offset<mwplan::Attr>> attrs;
-      for (const AttrSpec &a : k.attrs)
+      for (const AttrSpec &a : list)
         attrs.push_back(mwplan::CreateAttrDirect(
             b, a.name.c_str(), a.kind, a.i, a.f,
             a.s.empty() ? nullptr : a.s.c_str(), nullptr,
             a.ints.empty() ? nullptr : &a.ints,
             a.floats.empty() ? nullptr : &a.floats));
+      return attrs;
+    };
+    auto refs = [](const std::vector<std::pair<int, int>> &list) {
+      std::vector<mwplan::ValueRef> out;
+      for (auto [i, r] : list)
+        out.emplace_back(i, r);
+      return out;
+    };
+    for (const KernelSpec &k : kernels) {
+      std::vector<flatbuffers::Offset<mwplan::Attr>> attrs = attrList(k.attrs);
+      flatbuffers::Offset<mwplan::FusedProgram> program = 0;
+      if (!k.program.empty()) {
+        std::vector<flatbuffers::Offset<mwplan::Instruction>> list;
+        for (const InstructionSpec &in : k.program) {
+          std::vector<flatbuffers::Offset<mwplan::Shape>> shapes;
+          for (const auto &s : in.shapes)
+            shapes.push_back(mwplan::CreateShapeDirect(b, &s));
+          std::vector<mwplan::DType> dtypes;
+          for (DType t : in.dtypes)
+            dtypes.push_back(static_cast<mwplan::DType>(t));
+          auto operands = refs(in.operands);
+          auto instAttrs = attrList(in.attrs);
+          list.push_back(mwplan::CreateInstructionDirect(
+              b, in.op.c_str(), &instAttrs, &operands, &dtypes, &shapes));
+        }
+        auto yields = refs(k.yields);
+        program = mwplan::CreateFusedProgramDirect(b, k.programVersion, &list,
+                                                   &yields);
+      }
       std::vector<flatbuffers::Offset<mwplan::Operand>> ins, outs;
       for (const OperandSpec &o : k.ins)
         ins.push_back(operand(o));
       for (const OperandSpec &o : k.outs)
         outs.push_back(operand(o));
-      ks.push_back(
-          mwplan::CreateKernelDirect(b, k.op.c_str(), &attrs, &ins, &outs,
-                                     k.loc.empty() ? nullptr : k.loc.c_str()));
+      ks.push_back(mwplan::CreateKernelDirect(
+          b, k.op.c_str(), &attrs, &ins, &outs,
+          k.loc.empty() ? nullptr : k.loc.c_str(), program));
     }
     std::vector<flatbuffers::Offset<mwplan::Result>> rs;
     for (const ResultSpec &r : results)

@@ -6,7 +6,7 @@
 // Arena (1024 B, alignment 256):  h 2x8xf32 at +0;  c 2x1xf32 at +256;
 // g 2x8xf32 at +512;  s f32 at +768;  p 2x2x2xf32 at +256 (reuse c).
 
-// CHECK:      "version": 2,
+// CHECK:      "version": 3,
 // CHECK-NEXT: "function": "step",
 // CHECK-NEXT: "arena_size": 1024,
 // CHECK-NEXT: "arena_alignment": 256,

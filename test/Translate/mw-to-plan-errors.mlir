@@ -4,7 +4,7 @@
 // RUN: not mw-translate %s -split-input-file --mw-to-plan -o %t.mwplan 2>&1 | FileCheck %s
 // RUN: not test -e %t.mwplan
 
-// CHECK-COUNT-13: error:
+// CHECK-COUNT-15: error:
 // CHECK-NOT:      error:
 
 // expected-error@+1 {{@unplanned is not planned (no mw.arena_size): run mw-opt --mw-bufferize --mw-static-arena first}}
@@ -20,18 +20,59 @@ func.func @unplanned(%x: memref<4xf32>) -> memref<4xf32> {
 
 // -----
 
-func.func @two_body_ops(%x: memref<4xf32>)
+// A fused kernel of none of the runtime's kinds (docs/fusion.md): integers.
+func.func @fused_integers(%x: memref<4xi32>)
     attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
                 mw.lower_bound = 256 : i64} {
   %arena = memref.alloc() {mw.arena} : memref<256xi8>
   %c0 = arith.constant 0 : index
-  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
-  // expected-error@+1 {{'mw.kernel' op has 2 ops in its body; a plan kernel runs one ('mw.neg', 'mw.exp')}}
-  mw.kernel ins(%x : memref<4xf32>) outs(%v : memref<4xf32>) {
-  ^bb0(%a: tensor<4xf32>):
-    %0 = mw.neg %a : tensor<4xf32>
-    %1 = mw.exp %0 : tensor<4xf32>
-    mw.yield %1 : tensor<4xf32>
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xi32>
+  // expected-error@+1 {{'mw.kernel' op fuses 2 ops into a kernel of none of the kinds the runtime runs (loop, row, matmul, horizontal): 'mw.neg' computes integers; fused kernels compute floats}}
+  mw.kernel ins(%x : memref<4xi32>) outs(%v : memref<4xi32>) {
+  ^bb0(%a: tensor<4xi32>):
+    %0 = mw.neg %a : tensor<4xi32>
+    %1 = mw.neg %0 : tensor<4xi32>
+    mw.yield %1 : tensor<4xi32>
+  }
+  memref.dealloc %arena : memref<256xi8>
+  return
+}
+
+// -----
+
+// A matmul that is not its kernel's first op.
+func.func @fused_late_matmul(%x: memref<4x4xf32>)
+    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 256 : i64} {
+  %arena = memref.alloc() {mw.arena} : memref<256xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4x4xf32>
+  // expected-error@+1 {{'mw.kernel' op fuses 2 ops into a kernel of none of the kinds the runtime runs (loop, row, matmul, horizontal): 'mw.neg' is first; a matmul kernel has one mw.matmul, its first op}}
+  mw.kernel ins(%x : memref<4x4xf32>) outs(%v : memref<4x4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    %0 = mw.neg %a : tensor<4x4xf32>
+    %1 = mw.matmul %0, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    mw.yield %1 : tensor<4x4xf32>
+  }
+  memref.dealloc %arena : memref<256xi8>
+  return
+}
+
+// -----
+
+// An op that is never fused, beside an elementwise one.
+func.func @fused_unfusable(%x: memref<4x4xf32>)
+    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 256 : i64} {
+  %arena = memref.alloc() {mw.arena} : memref<256xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4x4xf32>
+  // expected-error@+1 {{'mw.kernel' op fuses 2 ops into a kernel of none of the kinds the runtime runs (loop, row, matmul, horizontal): 'mw.softmax' does not reduce over the last axis only}}
+  mw.kernel ins(%x : memref<4x4xf32>) outs(%v : memref<4x4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    %0 = mw.neg %a : tensor<4x4xf32>
+    %1 = mw.softmax %0 axis = 0 : tensor<4x4xf32>
+    mw.yield %1 : tensor<4x4xf32>
   }
   memref.dealloc %arena : memref<256xi8>
   return

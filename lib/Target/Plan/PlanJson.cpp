@@ -90,6 +90,58 @@ static void writeAttr(llvm::json::OStream &j, const mwplan::Attr &a) {
   });
 }
 
+/// A value reference of a fused program: "in2" (kernel input 2) or "%3#1"
+/// (result 1 of instruction 3).
+static std::string valueRef(const mwplan::ValueRef &r) {
+  if (r.instruction() < 0)
+    return "in" + std::to_string(r.index());
+  return "%" + std::to_string(r.instruction()) + "#" +
+         std::to_string(r.index());
+}
+
+/// A fused kernel's program: one line per instruction.
+static void writeProgram(llvm::json::OStream &j,
+                         const mwplan::FusedProgram &p) {
+  j.attribute("version", p.version());
+  j.attributeArray("instructions", [&] {
+    if (!p.instructions())
+      return;
+    for (const mwplan::Instruction *in : *p.instructions())
+      oneLine(j, [&](llvm::json::OStream &l) {
+        l.object([&] {
+          l.attribute("op", in->op()->str());
+          l.attributeArray("operands", [&] {
+            if (in->operands())
+              for (const mwplan::ValueRef *r : *in->operands())
+                l.value(valueRef(*r));
+          });
+          l.attributeArray("results", [&] {
+            for (size_t r = 0; in->result_dtypes() &&
+                               r < in->result_dtypes()->size();
+                 ++r)
+              l.object([&] {
+                l.attribute("dtype", dtypeName(in->result_dtypes()->Get(r)));
+                l.attributeArray("shape", [&] {
+                  if (in->result_shapes() && r < in->result_shapes()->size())
+                    writeValues(l, in->result_shapes()->Get(r)->dims());
+                });
+              });
+          });
+          if (in->attrs() && in->attrs()->size())
+            l.attributeArray("attrs", [&] {
+              for (const mwplan::Attr *a : *in->attrs())
+                writeAttr(l, *a);
+            });
+        });
+      });
+  });
+  j.attributeArray("yields", [&] {
+    if (p.yields())
+      for (const mwplan::ValueRef *r : *p.yields())
+        j.value(valueRef(*r));
+  });
+}
+
 void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
   llvm::json::OStream j(os, /*IndentSize=*/2);
   auto list = [&](StringRef key, const auto *items, auto write) {
@@ -144,6 +196,8 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
         });
         operands("ins", k.ins());
         operands("outs", k.outs());
+        if (const mwplan::FusedProgram *p = k.program())
+          j.attributeObject("program", [&] { writeProgram(j, *p); });
       });
     });
     list("results", plan.results(), [&](const mwplan::Result &r) {

@@ -72,6 +72,10 @@ private:
   LogicalResult visitView(memref::ViewOp op);
   LogicalResult visitReshape(Operation *op, Value source);
   LogicalResult visitKernel(mw::KernelOp op);
+  /// A kernel whose body holds several ops: a fused kernel's program.
+  LogicalResult visitFusedKernel(mw::KernelOp op, ArrayRef<Operation *> ops);
+  /// `op`'s own (ODS) attributes in plan form.
+  FailureOr<std::vector<fb::Offset<mwplan::Attr>>> opAttrs(Operation *op);
   /// Records the number of ranks collective `op` spans (its mesh's size
   /// along its mesh axes); every collective of a plan must span the same.
   LogicalResult addCollective(Operation *op);
@@ -80,6 +84,9 @@ private:
                                                   NamedAttribute attr);
   /// The operand `v` (used by `user`) as the plan sees it.
   FailureOr<fb::Offset<mwplan::Operand>> operand(Operation *user, Value v);
+  /// operand() of each of `values`, appended to `out`.
+  LogicalResult operands(Operation *user, ValueRange values,
+                         std::vector<fb::Offset<mwplan::Operand>> &out);
   /// Records `op`'s result as `view`, with the layout of the result's type.
   LogicalResult bind(Operation *op, View view);
   /// Adds a persistent buffer; its table is written by finishPersistents,
@@ -410,6 +417,18 @@ FailureOr<fb::Offset<mwplan::Operand>> PlanBuilder::operand(Operation *user,
                                l.offset, l.dtype, shape, strides, s.buffer);
 }
 
+LogicalResult
+PlanBuilder::operands(Operation *user, ValueRange values,
+                      std::vector<fb::Offset<mwplan::Operand>> &out) {
+  for (Value v : values) {
+    FailureOr<fb::Offset<mwplan::Operand>> o = operand(user, v);
+    if (failed(o))
+      return failure();
+    out.push_back(*o);
+  }
+  return success();
+}
+
 /// An integer attribute's value when it fits in 64 bits (i1 as 0 or 1).
 static std::optional<int64_t> toInt64(IntegerAttr attr) {
   const APInt &value = attr.getValue();
@@ -572,15 +591,8 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
   SmallVector<Operation *> ops;
   for (Operation &inner : body.without_terminator())
     ops.push_back(&inner);
-  if (ops.size() != 1) {
-    InFlightDiagnostic diag = op.emitOpError("has ")
-                              << ops.size()
-                              << " ops in its body; a plan kernel runs one (";
-    llvm::interleaveComma(ops, diag, [&](Operation *inner) {
-      diag << "'" << inner->getName() << "'";
-    });
-    return diag << ")";
-  }
+  if (ops.size() != 1)
+    return visitFusedKernel(op, ops);
   Operation *inner = ops.front();
   mwrt::OpKind kind;
   if (!mwrt::parseOpKind(inner->getName().getStringRef(), kind))
@@ -590,18 +602,9 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
   if (mw::isRuntimeCollective(inner) && failed(addCollective(inner)))
     return failure();
 
-  std::vector<fb::Offset<mwplan::Attr>> attrs;
-  // The op's own attributes; discardable ones (mw.recompute from --mw-remat,
-  // names, anything a pass annotates) do not change what the kernel computes.
-  for (NamedAttribute attr : inner->getAttrs()) {
-    if (!llvm::is_contained(inner->getName().getAttributeNames(),
-                            attr.getName()))
-      continue;
-    FailureOr<fb::Offset<mwplan::Attr>> converted = convertAttr(inner, attr);
-    if (failed(converted))
-      return failure();
-    attrs.push_back(*converted);
-  }
+  FailureOr<std::vector<fb::Offset<mwplan::Attr>>> attrs = opAttrs(inner);
+  if (failed(attrs))
+    return failure();
   // The body op's operands in ODS order, each the kernel operand its block
   // argument stands for.
   std::vector<fb::Offset<mwplan::Operand>> ins, outs;
@@ -615,20 +618,195 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
       return failure();
     ins.push_back(*in);
   }
-  for (Value v : op.getOuts()) {
-    FailureOr<fb::Offset<mwplan::Operand>> out = operand(op, v);
-    if (failed(out))
-      return failure();
-    outs.push_back(*out);
-  }
+  if (failed(operands(op, op.getOuts(), outs)))
+    return failure();
   auto opName = string(inner->getName().getStringRef());
-  auto attrsOffset = fbb.CreateVector(attrs);
+  auto attrsOffset = fbb.CreateVector(*attrs);
   auto insOffset = fbb.CreateVector(ins);
   auto outsOffset = fbb.CreateVector(outs);
   std::string loc = shortLoc(op.getLoc());
   auto locOffset = loc.empty() ? 0 : string(loc);
   kernels.push_back(mwplan::CreateKernel(fbb, opName, attrsOffset, insOffset,
                                          outsOffset, locOffset));
+  return success();
+}
+
+FailureOr<std::vector<fb::Offset<mwplan::Attr>>>
+PlanBuilder::opAttrs(Operation *op) {
+  std::vector<fb::Offset<mwplan::Attr>> attrs;
+  // The op's own attributes; discardable ones (mw.recompute from --mw-remat,
+  // names, anything a pass annotates) do not change what the kernel computes.
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (!llvm::is_contained(op->getName().getAttributeNames(), attr.getName()))
+      continue;
+    FailureOr<fb::Offset<mwplan::Attr>> converted = convertAttr(op, attr);
+    if (failed(converted))
+      return failure();
+    attrs.push_back(*converted);
+  }
+  return attrs;
+}
+
+/// The ops a fused kernel's program may hold (docs/fusion.md): elementwise
+/// and shape ops, the row ops, one leading matmul, optimizer updates.
+static bool isFusablePointwise(mwrt::OpKind k) {
+  using K = mwrt::OpKind;
+  return mwrt::elementwiseSpec(k) || k == K::Cast || k == K::Select ||
+         k == K::Splat || k == K::Constant || k == K::Reshape ||
+         k == K::Transpose || k == K::BroadcastTo || k == K::Slice;
+}
+
+/// Whether `op` is a reduce_sum over every axis but the last (a column sum).
+static bool isColumnSum(Operation *op) {
+  auto sum = dyn_cast<mw::ReduceSumOp>(op);
+  if (!sum)
+    return false;
+  auto type = cast<ShapedType>(op->getOperand(0).getType());
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+    all.push_back(d);
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  return type.getRank() >= 2 && axes && axes.asArrayRef() == ArrayRef(all);
+}
+
+/// The kind of fused kernel `ops` form (the contract's four: loop, row,
+/// matmul, horizontal), or failure with the reason at `kernel`. The runtime
+/// re-checks the program independently when it loads the plan.
+static FailureOr<StringRef> fusedKind(mw::KernelOp kernel,
+                                      ArrayRef<Operation *> ops) {
+  using K = mwrt::OpKind;
+  auto refuse = [&](Operation *op, const Twine &why) {
+    return kernel.emitOpError("fuses ")
+           << ops.size() << " ops into a kernel of none of the kinds the "
+           << "runtime runs (loop, row, matmul, horizontal): '"
+           << op->getName() << "' " << why;
+  };
+  size_t optimizers = 0, matmuls = 0;
+  bool row = false;
+  for (Operation *op : ops) {
+    K kind;
+    if (!mwrt::parseOpKind(op->getName().getStringRef(), kind))
+      return refuse(op, "has no runtime kernel");
+    bool optimizer = kind == K::AdamW || kind == K::Sgd;
+    optimizers += optimizer;
+    matmuls += kind == K::Matmul;
+    bool rowOp = isa<mw::SoftmaxOp, mw::LogSoftmaxOp, mw::SoftmaxGradOp,
+                     mw::LogSoftmaxGradOp, mw::LayerNormOp, mw::RmsNormOp,
+                     mw::ReduceSumOp, mw::ReduceMaxOp, mw::ReduceMeanOp>(op);
+    if (!isFusablePointwise(kind) && !rowOp && !optimizer &&
+        kind != K::Matmul)
+      return refuse(op, "is never fused");
+    if (optimizer) {
+      for (Value v : op->getOperands())
+        if (!isa<BlockArgument>(v))
+          return refuse(op, "reads a value computed in the kernel; a "
+                            "horizontal kernel's updates read its inputs");
+      continue;
+    }
+    for (Type t : op->getResultTypes())
+      if (!isa<FloatType>(cast<ShapedType>(t).getElementType()))
+        return refuse(op, "computes integers; fused kernels compute floats");
+    if (!rowOp || isColumnSum(op))
+      continue;
+    // A row op reduces or normalizes over the last axis.
+    auto type = cast<ShapedType>(op->getOperand(0).getType());
+    int64_t last = type.getRank() - 1;
+    bool lastAxis = true;
+    if (auto axis = op->getAttrOfType<IntegerAttr>("axis"))
+      lastAxis = axis.getInt() == last;
+    if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+      lastAxis = axes.asArrayRef() == ArrayRef<int64_t>{last};
+    if (!lastAxis)
+      return refuse(op, "does not reduce over the last axis only");
+    row = true;
+  }
+  if (optimizers)
+    return optimizers == ops.size()
+               ? FailureOr<StringRef>(StringRef("horizontal"))
+               : refuse(ops.front(), "is fused with optimizer updates, "
+                                     "which fuse only with each other");
+  if (matmuls) {
+    if (matmuls > 1 || !isa<mw::MatmulOp>(ops.front()))
+      return refuse(ops.front(), "is first; a matmul kernel has one "
+                                 "mw.matmul, its first op");
+    for (Operation *op : ops.drop_front()) {
+      K kind = K::Constant;
+      mwrt::parseOpKind(op->getName().getStringRef(), kind); // checked above
+      if (!isFusablePointwise(kind) && !isColumnSum(op))
+        return refuse(op, "is in a matmul kernel's epilogue, which is "
+                          "elementwise (and column sums)");
+    }
+    return StringRef("matmul");
+  }
+  return row ? StringRef("row") : StringRef("loop");
+}
+
+LogicalResult PlanBuilder::visitFusedKernel(mw::KernelOp op,
+                                            ArrayRef<Operation *> ops) {
+  if (failed(fusedKind(op, ops)))
+    return failure();
+  Block &body = op.getBody().front();
+  // Each value of the body as the program names it: (-1, input) or
+  // (instruction, result).
+  DenseMap<Value, mwplan::ValueRef> refs;
+  for (BlockArgument arg : body.getArguments())
+    refs[arg] = mwplan::ValueRef(-1, arg.getArgNumber());
+  std::vector<fb::Offset<mwplan::Instruction>> instructions;
+  for (auto [i, inner] : llvm::enumerate(ops)) {
+    FailureOr<std::vector<fb::Offset<mwplan::Attr>>> attrs = opAttrs(inner);
+    if (failed(attrs))
+      return failure();
+    std::vector<mwplan::ValueRef> operands;
+    for (Value v : inner->getOperands()) {
+      auto it = refs.find(v);
+      if (it == refs.end())
+        return inner->emitOpError("reads a value from outside its kernel");
+      operands.push_back(it->second);
+    }
+    std::vector<mwplan::DType> dtypes;
+    std::vector<fb::Offset<mwplan::Shape>> shapes;
+    for (auto [r, result] : llvm::enumerate(inner->getResults())) {
+      auto type = cast<ShapedType>(result.getType());
+      std::optional<mwplan::DType> dtype = toDType(type.getElementType());
+      if (!dtype || !type.hasStaticShape())
+        return inner->emitOpError("result #")
+               << r << " has a type a plan cannot hold: " << type;
+      dtypes.push_back(*dtype);
+      shapes.push_back(mwplan::CreateShape(
+          fbb, fbb.CreateVector(type.getShape().data(), type.getRank())));
+      refs[result] = mwplan::ValueRef(static_cast<int32_t>(i),
+                                      static_cast<int32_t>(r));
+    }
+    auto name = string(inner->getName().getStringRef());
+    auto attrsOffset = fbb.CreateVector(*attrs);
+    auto operandsOffset = fbb.CreateVectorOfStructs(operands);
+    auto dtypesOffset = fbb.CreateVector(dtypes);
+    auto shapesOffset = fbb.CreateVector(shapes);
+    std::string loc = shortLoc(inner->getLoc());
+    auto locOffset = loc.empty() ? 0 : string(loc);
+    instructions.push_back(mwplan::CreateInstruction(
+        fbb, name, attrsOffset, operandsOffset,
+        dtypesOffset, shapesOffset,
+        locOffset));
+  }
+  std::vector<mwplan::ValueRef> yields;
+  for (Value v : body.getTerminator()->getOperands())
+    yields.push_back(refs.lookup(v));
+  std::vector<fb::Offset<mwplan::Operand>> ins, outs;
+  if (failed(operands(op, op.getIns(), ins)) ||
+      failed(operands(op, op.getOuts(), outs)))
+    return failure();
+  auto instructionsOffset = fbb.CreateVector(instructions);
+  auto yieldsOffset = fbb.CreateVectorOfStructs(yields);
+  auto program = mwplan::CreateFusedProgram(fbb, mwrt::kFusedProgramVersion,
+                                            instructionsOffset, yieldsOffset);
+  auto opName = string(mwrt::kFusionOpName);
+  auto insOffset = fbb.CreateVector(ins);
+  auto outsOffset = fbb.CreateVector(outs);
+  std::string loc = shortLoc(op.getLoc());
+  auto locOffset = loc.empty() ? 0 : string(loc);
+  kernels.push_back(mwplan::CreateKernel(fbb, opName, 0, insOffset,
+                                         outsOffset, locOffset, program));
   return success();
 }
 

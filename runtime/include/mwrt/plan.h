@@ -16,8 +16,17 @@
 
 namespace mwrt {
 /// The version mw-translate writes and the runtime reads; any other version
-/// is rejected at load. 2: the file ends with the checksum trailer.
-inline constexpr uint32_t kMwPlanVersion = 2;
+/// is rejected at load. 2: the file ends with the checksum trailer. 3: fused
+/// kernels (Kernel.program, op "mw.fusion").
+inline constexpr uint32_t kMwPlanVersion = 3;
+
+/// The version of a fused kernel's program (mwplan.FusedProgram.version),
+/// which the runtime also checks: the format of its instructions may evolve
+/// within a plan version only by adding fields.
+inline constexpr uint32_t kFusedProgramVersion = 1;
+
+/// The op name of a fused kernel in a plan.
+inline constexpr const char kFusionOpName[] = "mw.fusion";
 
 /// A .mwplan file is the FlatBuffer followed by a 16-byte trailer: these 8
 /// bytes, then the FNV-1a 64-bit hash of the FlatBuffer's bytes (little

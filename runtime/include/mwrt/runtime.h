@@ -83,12 +83,53 @@ struct PersistentDesc {
   bool splitBatch = false;
 };
 
-/// One kernel launch.
+/// A value of a fused kernel's program: kernel input `index` when
+/// `instruction` is -1, else result `index` of that (earlier) instruction.
+struct FusedValueRef {
+  int instruction = -1;
+  int index = 0;
+};
+
+/// One op of a fused kernel's body.
+struct FusedInstructionDesc {
+  OpKind kind = OpKind::Constant;
+  KernelAttrs attrs;
+  std::vector<FusedValueRef> operands;
+  std::vector<DType> dtypes;               ///< one per result
+  std::vector<std::vector<int64_t>> shapes; ///< one per result
+  std::string loc;
+};
+
+/// The four kinds of fused kernel (docs/fusion.md): elementwise over the
+/// iteration space (with column reductions), row reductions and
+/// normalizations with their prologue and epilogue, a matmul with its
+/// epilogue, and several optimizer updates in one launch.
+enum class FusionKind { Loop, Row, Matmul, Horizontal };
+
+/// "loop", "row", "matmul", "horizontal".
+const char *fusionKindName(FusionKind kind);
+
+namespace detail {
+struct FusionAnalysis; // src/fusion.h
+}
+
+/// A fused kernel's program, checked and analysed when the plan is loaded:
+/// its kind, iteration space and the index map of every operand read.
+struct FusedProgramDesc {
+  std::vector<FusedInstructionDesc> instructions;
+  std::vector<FusedValueRef> yields; ///< one per KernelDesc::outs
+  FusionKind kind = FusionKind::Loop;
+  std::shared_ptr<const detail::FusionAnalysis> analysis;
+};
+
+/// One kernel launch. A fused kernel (op "mw.fusion") has `program`; its
+/// `kind` is then meaningless and `attrs` empty.
 struct KernelDesc {
   OpKind kind = OpKind::Constant;
   KernelAttrs attrs;
   std::vector<OperandDesc> ins, outs;
   std::string loc;
+  std::shared_ptr<const FusedProgramDesc> program;
 };
 
 /// A named function result: where its value is when a step ends.
@@ -177,7 +218,8 @@ struct SessionOptions {
 struct SessionStats {
   uint64_t arenaBytes = 0;
   uint64_t persistentBytes = 0; ///< every persistent, each 64-byte aligned
-  uint64_t workspaceBytes = 0;  ///< staging for result copies that overlap
+  uint64_t workspaceBytes = 0;  ///< staging for result copies that overlap,
+                                ///< and the fused kernels' scratch
   uint64_t plannedPeakBytes = 0;
   uint64_t measuredPeakBytes = 0;
   uint64_t lowerBoundBytes = 0; ///< the packer's lower bound for the arena

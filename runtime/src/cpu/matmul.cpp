@@ -43,22 +43,12 @@ struct MatmulShape {
 void referenceMatmul(const MatmulShape &s, const float *a, const float *b,
                      float *c) {
   int64_t m = s.m, n = s.n, k = s.k;
-  // Element strides of the two matrix dimensions after the transposes.
-  int64_t aRow = s.transA ? 1 : k, aCol = s.transA ? m : 1;
-  int64_t bRow = s.transB ? 1 : n, bCol = s.transB ? k : 1;
   forEachIndex<2>(s.batch, s.batchStrides,
                   [&](int64_t bi, const std::array<int64_t, 2> &o) {
-                    const float *pa = a + o[0] * m * k;
-                    const float *pb = b + o[1] * k * n;
-                    float *pc = c + bi * m * n;
-                    for (int64_t i = 0; i < m; ++i)
-                      for (int64_t j = 0; j < n; ++j) {
-                        float acc = 0.0f;
-                        for (int64_t p = 0; p < k; ++p)
-                          acc +=
-                              pa[i * aRow + p * aCol] * pb[p * bRow + j * bCol];
-                        pc[i * n + j] = acc;
-                      }
+                    matmulRows(s.transA, s.transB, m, n, k, a + o[0] * m * k,
+                               s.transA ? m : k, b + o[1] * k * n,
+                               s.transB ? k : n, c + bi * m * n,
+                               /*reference=*/true);
                   });
 }
 
@@ -101,6 +91,39 @@ void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
 }
 #endif
 } // namespace
+
+void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
+                const float *a, int64_t lda, const float *b, int64_t ldb,
+                float *c, bool reference) {
+  if (rows == 0 || n == 0)
+    return;
+#ifdef MWRT_HAVE_OPENBLAS
+  if (!reference && std::max({rows, n, k, lda, ldb}) <= INT_MAX) {
+    if (k == 0) {
+      std::fill(c, c + rows * n, 0.0f);
+      return;
+    }
+    ensureBlasThreads();
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
+                static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
+                static_cast<int>(n));
+    return;
+  }
+#endif
+  (void)reference;
+  // referenceMatmul's loop, element by element in the same order.
+  int64_t aRow = transA ? 1 : lda, aCol = transA ? lda : 1;
+  int64_t bRow = transB ? 1 : ldb, bCol = transB ? ldb : 1;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; ++p)
+        acc += a[i * aRow + p * aCol] * b[p * bRow + j * bCol];
+      c[i * n + j] = acc;
+    }
+}
 
 mwrt_status runMatmul(KernelCall &c) {
   const TensorRef &a = c.in(0), &b = c.in(1), &out = c.out(0);

@@ -130,13 +130,7 @@ mwrt_status runReduce(KernelCall &c) {
     float acc = 0.0f;
     bool seen = false;
     members([&](int64_t off) {
-      float v = x[off];
-      if (isMax)
-        acc = !seen                                ? v
-              : (std::isnan(v) || std::isnan(acc)) ? NAN
-                                                   : std::max(acc, v);
-      else
-        acc += v;
+      acc = reduceStep(isMax, acc, x[off], seen);
       seen = true;
     });
     r[n] = c.op == OpKind::ReduceMean ? acc / count : acc;

@@ -21,7 +21,9 @@
 #include "mwrt/kernels.h"
 #include "status.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -85,6 +87,16 @@ inline float intTo(DType t, int64_t value) {
 /// An integer wrapped to the width of `t` (two's complement).
 inline int64_t wrapTo(DType t, int64_t v) {
   return t == DType::I32 ? formulas::wrapToI32(v) : v;
+}
+
+/// One step of reduce_sum (and mean) or reduce_max: `v` into accumulator
+/// `acc`, which holds nothing yet unless `seen`. reduce_max propagates NaN.
+inline float reduceStep(bool isMax, float acc, float v, bool seen) {
+  if (!isMax)
+    return acc + v;
+  return !seen                                ? v
+         : (std::isnan(v) || std::isnan(acc)) ? NAN
+                                              : std::max(acc, v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -281,6 +293,13 @@ mwrt_status runEmbeddingGrad(KernelCall &c);
 mwrt_status runCrossEntropy(KernelCall &c);
 // matmul.cpp
 mwrt_status runMatmul(KernelCall &c);
+/// Rows of a matmul into `c` (rows x n, dense): op(A) rows times op(B), with
+/// `a` at the first row's start and leading dimensions as cblas_sgemm takes
+/// them; OpenBLAS unless `reference` (or without it), else referenceMatmul's
+/// loop and order. For the fused matmul kernels (fused.cpp).
+void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
+                const float *a, int64_t lda, const float *b, int64_t ldb,
+                float *c, bool reference);
 // attention.cpp
 mwrt_status runAttention(KernelCall &c);
 mwrt_status runAttentionGrad(KernelCall &c);

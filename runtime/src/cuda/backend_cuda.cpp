@@ -21,6 +21,9 @@
 #include "cpu/support.h"
 #include "cuda_kernels.h"
 #include "executor.h"
+#include "cuda/fused_codegen.h"
+#include "cuda/fused_nvrtc.h"
+#include "fusion.h"
 #include "status.h"
 
 #include <cublasLt.h>
@@ -128,6 +131,9 @@ public:
       cudaFree(cublasWorkspace);
     if (errorFlag)
       cudaFree(errorFlag);
+    for (auto &entry : fusedModules)
+      if (entry.second.library)
+        cudaLibraryUnload(entry.second.library);
     if (lt)
       cublasLtDestroy(lt);
     if (stream)
@@ -227,11 +233,14 @@ public:
     mwrt_status status = fuseAdam && k.kind == OpKind::AdamW ? MWRT_OK
                                                               : flushAdamW();
     if (status == MWRT_OK)
-      status = dispatch(k);
+      status = k.program ? runFused(k) : dispatch(k);
     if (status != MWRT_OK)
       abandonCapture();
     return status;
   }
+
+  mwrt_status prepareFused(const FusedProgramDesc &program) override;
+  uint64_t fusedScratchBytes(const FusedProgramDesc &program) const override;
 
   mwrt_status synchronize() override {
     if (mwrt_status status = flushAdamW(); status != MWRT_OK) {
@@ -372,6 +381,14 @@ private:
   }
 
   mwrt_status dispatch(const BoundKernel &k);
+  /// A fused kernel: its generated CUDA C, compiled at prepareFused.
+  mwrt_status runFused(const BoundKernel &k);
+  struct FusedModule {
+    cudaLibrary_t library = nullptr;
+    cudaKernel_t kernel = nullptr;
+    FusedLaunch launch;
+  };
+  std::map<const FusedProgramDesc *, FusedModule> fusedModules;
   /// Adds adamw kernel `k` (t: param, grad, m, v, step, new param, new m,
   /// new v; hp: lr, beta1, beta2, eps, weight_decay) to the pending group,
   /// launching the group first when `k` cannot join it.
@@ -1224,6 +1241,85 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     break;
   }
   return c.fail("has no CUDA kernel");
+}
+
+mwrt_status CudaBackend::prepareFused(const FusedProgramDesc &program) {
+  if (program.kind == FusionKind::Horizontal ||
+      fusedModules.count(&program))
+    return MWRT_OK;
+  FusedModule m;
+  std::string source = generateFusedCuda(program, m.launch);
+  int device = 0, major = 0, minor = 0;
+  MWRT_CUDA_CHECK(cudaGetDevice(&device));
+  MWRT_CUDA_CHECK(cudaDeviceGetAttribute(
+      &major, cudaDevAttrComputeCapabilityMajor, device));
+  MWRT_CUDA_CHECK(cudaDeviceGetAttribute(
+      &minor, cudaDevAttrComputeCapabilityMinor, device));
+  std::string ptx;
+  MWRT_TRY(compileFusedCuda(source, major * 10 + minor, ptx));
+  MWRT_CUDA_CHECK(cudaLibraryLoadData(&m.library, ptx.c_str(), nullptr,
+                                      nullptr, 0, nullptr, nullptr, 0));
+  MWRT_CUDA_CHECK(cudaLibraryGetKernel(&m.kernel, m.library, kFusedEntry));
+  fusedModules[&program] = m;
+  return MWRT_OK;
+}
+
+uint64_t
+CudaBackend::fusedScratchBytes(const FusedProgramDesc &program) const {
+  // A matmul kernel's matmul result, which cuBLASLt writes and the
+  // generated epilogue reads.
+  if (program.kind != FusionKind::Matmul)
+    return 0;
+  const FusionAnalysis &a = *program.analysis;
+  return static_cast<uint64_t>(a.rows * a.cols) *
+         dtypeSize(program.instructions[0].dtypes[0]);
+}
+
+mwrt_status CudaBackend::runFused(const BoundKernel &k) {
+  const FusedProgramDesc &p = *k.program;
+  auto sub = [&](const FusedInstructionDesc &in, std::vector<TensorRef> ins,
+                 std::vector<TensorRef> outs) {
+    BoundKernel b;
+    b.kind = in.kind;
+    b.attrs = &in.attrs;
+    b.ins = std::move(ins);
+    b.outs = std::move(outs);
+    return dispatch(b);
+  };
+  if (p.kind == FusionKind::Horizontal) {
+    // Each update as its own kernel would run (consecutive AdamW updates go
+    // as one multi-tensor launch there).
+    for (size_t i = 0; i < p.instructions.size(); ++i)
+      MWRT_TRY(sub(p.instructions[i], k.groupIns[i], k.groupOuts[i]));
+    return MWRT_OK;
+  }
+  auto it = fusedModules.find(&p);
+  if (it == fusedModules.end())
+    return setError(MWRT_INTERNAL, "'mw.fusion': not compiled at load");
+  const FusedModule &m = it->second;
+  const FusionAnalysis &a = *p.analysis;
+  std::vector<void *> pointers;
+  for (const TensorRef &t : k.ins)
+    pointers.push_back(t.data);
+  for (const TensorRef &t : k.outs)
+    pointers.push_back(t.data);
+  if (m.launch.needsMatmul) {
+    // cuBLASLt's matmul into the scratch, then the generated epilogue.
+    const FusedInstructionDesc &mm = p.instructions[0];
+    TensorRef result(mm.dtypes[0], mm.shapes[0], k.scratch);
+    MWRT_TRY(sub(mm, {k.ins[a.matmul.lhs], k.ins[a.matmul.rhs]}, {result}));
+    pointers.push_back(k.scratch);
+  }
+  std::vector<void *> args;
+  for (void *&ptr : pointers)
+    args.push_back(&ptr);
+  int64_t blocks = (m.launch.threads + kFusedBlock - 1) / kFusedBlock;
+  if (blocks == 0)
+    return MWRT_OK;
+  MWRT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void *>(m.kernel),
+                                   dim3(static_cast<unsigned>(blocks)),
+                                   dim3(kFusedBlock), args.data(), 0, stream));
+  return MWRT_OK;
 }
 
 } // namespace

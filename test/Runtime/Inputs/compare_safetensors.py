@@ -3,10 +3,10 @@
 
 usage: compare_safetensors.py A B [--rtol R] [--names N1,N2,...] [--ignore N1,...]
 
-Every tensor of A must be in B with the same dtype and shape. f32 values
-must agree within relative tolerance R (default 0: bit for bit), where the
-error of a tensor is max|a-b| / max(max|a|, 1e-30); other dtypes must be
-byte-identical. Prints one line per mismatch and exits 1 if there is any.
+Every tensor of A must be in B with the same dtype and shape. f32, f16 and
+bf16 values must agree within relative tolerance R (default 0: bit for
+bit), where the error of a tensor is max|a-b| / max(max|a|, 1e-30); other
+dtypes must be byte-identical. Prints one line per mismatch and exits 1 if there is any.
 """
 import json
 import struct
@@ -22,6 +22,16 @@ def load(path):
     body = data[8 + n:]
     return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
             for k, v in header.items()}
+
+
+def floats(dtype, raw):
+    """The values of an F32, F16 or BF16 tensor's bytes."""
+    if dtype == "F32":
+        return struct.unpack(f"<{len(raw) // 4}f", raw)
+    if dtype == "F16":
+        return struct.unpack(f"<{len(raw) // 2}e", raw)
+    bits = struct.unpack(f"<{len(raw) // 2}H", raw)
+    return [struct.unpack("<f", struct.pack("<I", b << 16))[0] for b in bits]
 
 
 def main():
@@ -55,9 +65,8 @@ def main():
             bad += 1
         elif xa == xb:
             continue
-        elif da == "F32" and rtol > 0:
-            va = struct.unpack(f"<{len(xa) // 4}f", xa)
-            vb = struct.unpack(f"<{len(xb) // 4}f", xb)
+        elif da in ("F32", "F16", "BF16") and rtol > 0:
+            va, vb = floats(da, xa), floats(da, xb)
             scale = max(max((abs(v) for v in va), default=0.0), 1e-30)
             err = max(abs(p - q) for p, q in zip(va, vb)) / scale
             if not err <= rtol:

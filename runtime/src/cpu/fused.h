@@ -1,0 +1,26 @@
+//===- fused.h - The CPU backend's fused kernels ---------------*- C++ -*-===//
+//
+// Private to the runtime: runs a fused kernel (a BoundKernel with a program,
+// src/fusion.h) on the host, tile by tile (fused.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MWRT_SRC_CPU_FUSED_H
+#define MWRT_SRC_CPU_FUSED_H
+
+#include "executor.h"
+
+namespace mwrt::cpu {
+
+/// Runs fused kernel `k` in its scratch (fusedScratchBytes of it). The
+/// message of a failure names the kernel's kind.
+mwrt_status runFusedKernel(const detail::BoundKernel &k,
+                           const CpuKernelOptions &options);
+
+/// The scratch `program` needs on the host: its tile arrays, column-sum
+/// accumulators, the matmul operands' f32 copies and the tile's row indices.
+uint64_t fusedScratchBytes(const FusedProgramDesc &program);
+
+} // namespace mwrt::cpu
+
+#endif // MWRT_SRC_CPU_FUSED_H

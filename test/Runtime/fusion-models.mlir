@@ -1,0 +1,18 @@
+// The tiny models' training steps fused by --mw-fuse, planned, translated
+// and run by mw-run on the CPU for two steps, against mw-eval on the
+// unfused IR chained for two steps: every weight and optimizer-state tensor
+// is bit-identical with the evaluator's matmul loops (docs/fusion.md,
+// "Numerics").
+//
+// RUN: %S/Inputs/fused_models.sh %mw_bin %t gpt --preset gpt2-tiny | FileCheck %s --check-prefix=GPT
+// GPT: fused kernels: {{[1-9][0-9]*}}
+// GPT: compared 85 tensors, 0 mismatches
+// RUN: %S/Inputs/fused_models.sh %mw_bin %t llama --preset llama-tiny | FileCheck %s --check-prefix=LLAMA
+// LLAMA: fused kernels: {{[1-9][0-9]*}}
+// LLAMA: compared 64 tensors, 0 mismatches
+// RUN: %S/Inputs/fused_models.sh %mw_bin %t bert --preset bert-tiny | FileCheck %s --check-prefix=BERT
+// BERT: fused kernels: {{[1-9][0-9]*}}
+// BERT: compared 127 tensors, 0 mismatches
+// RUN: %S/Inputs/fused_models.sh %mw_bin %t mlp | FileCheck %s --check-prefix=MLP
+// MLP: fused kernels: {{[1-9][0-9]*}}
+// MLP: compared 19 tensors, 0 mismatches
