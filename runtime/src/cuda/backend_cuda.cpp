@@ -749,12 +749,16 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
   if (k.ins.size() < minIns || k.outs.size() < minOuts)
     return c.fail("expects at least ", minIns, " operands and ", minOuts,
                   " results, got ", k.ins.size(), " and ", k.outs.size());
-  for (const TensorRef &t : k.ins)
-    if (!isKernelDType(t.dtype))
-      return c.fail("unsupported element type");
-  for (const TensorRef &t : k.outs)
-    if (!isKernelDType(t.dtype))
-      return c.fail("unsupported element type");
+  bool cacheOp =
+      k.kind == OpKind::KvCacheWrite || k.kind == OpKind::PagedAttention;
+  for (const auto *list : {&k.ins, &k.outs})
+    for (const TensorRef &t : *list) {
+      if (!isKernelDType(t.dtype))
+        return c.fail("unsupported element type");
+      if (cpu::isQuantizedCache(t.dtype) && !cacheOp)
+        return c.fail("has a ", cpu::typeName(t.dtype),
+                      " tensor, which only the KV cache ops take");
+    }
   auto in = [&](size_t i, TDesc &d) { return desc(k.ins[i], d); };
   auto out = [&](size_t i, TDesc &d) { return desc(k.outs[i], d); };
   const TensorRef &o0 = k.outs[0];
