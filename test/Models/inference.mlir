@@ -71,10 +71,13 @@
 // sequence leaving after three (test/Models/Inputs/paged_decode_check.py). f32
 // caches give the forward's logits exactly; the last decode step through
 // mw-translate and mw-run gives mw-eval's bits.
-// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family gpt --mw-run | FileCheck %s --check-prefix=F32
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family gpt --mw-run | FileCheck %s --check-prefixes=F32,PLAN
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama | FileCheck %s --check-prefix=F32
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --mw-run | FileCheck %s --check-prefix=F32
 // F32: kv=f32 steps=18 max_rel_err=0.000e+00 argmax_agree=18/18
+// PLAN: mw-run decode step: 5 outputs equal mw-eval's bit for bit
+// A block table pointing outside the cache (48 blocks) fails the step.
+// PLAN: mw-run bad block table: {{.*}} 'mw.paged_attention': block_tables[0, 0] = 48 is outside the cache's 48 blocks
 // The 16-bit and quantized caches, against the same f32 forward: the error
 // relative to the largest logit, bounded (measured: bf16 8.4e-4 and 1.7e-3,
 // int8 3.5e-3 and 7.0e-3, fp8e4m3 1.0e-2 and 2.8e-2 for gpt and llama

@@ -201,6 +201,19 @@ def check_plan(args, tmp, inf, weights):
     if differ:
         sys.exit("mw-run's decode step differs from mw-eval's in %s" % ", ".join(differ))
     print("mw-run decode step: %d outputs equal mw-eval's bit for bit" % len(want))
+    # A block table entry outside the cache is an error, not a wild read.
+    bad = read_st(os.path.join(tmp, "last.in"))
+    dtype, shape, _ = bad["block_tables"]
+    bad["block_tables"] = i32(shape, [args.kv_blocks] * (shape[0] * shape[1]))
+    bad_in = os.path.join(tmp, "bad.in")
+    write_st(bad_in, bad)
+    r = subprocess.run([os.path.join(args.bin, "mw-run"), plan, "--weights", weights,
+                        "--inputs", bad_in, "--steps", "1"], capture_output=True, text=True)
+    needle = "block_tables[0, 0] = %d is outside the cache's %d blocks" % (
+        args.kv_blocks, args.kv_blocks)
+    if r.returncode == 0 or needle not in r.stderr:
+        sys.exit("mw-run with a bad block table: exit %d, %s" % (r.returncode, r.stderr))
+    print("mw-run bad block table: " + r.stderr.strip().splitlines()[-1])
 
 
 def main():
