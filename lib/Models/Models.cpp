@@ -1144,14 +1144,20 @@ LogicalResult mlir::mw::models::resolveInference(const ModelConfig &c,
     ic.kvDType = c.dtype == DType::BF16  ? KvDType::BF16
                  : c.dtype == DType::F16 ? KvDType::F16
                                          : KvDType::F32;
-  if (ic.kvScale != 0.0 && !isQuantized(*ic.kvDType))
+  if (!ic.kvScales.empty() && !isQuantized(*ic.kvDType))
     return fail("--kv-scale is for int8 and fp8e4m3 caches, not " +
                 stringifyKvDType(*ic.kvDType));
-  if (ic.kvScale < 0.0 || !std::isfinite(ic.kvScale))
-    return fail("--kv-scale must be positive and finite, got " +
-                llvm::formatv("{0}", ic.kvScale).str());
-  if (ic.kvScale == 0.0 && isQuantized(*ic.kvDType))
-    ic.kvScale = *ic.kvDType == KvDType::Int8 ? 1.0 / 32 : 1.0;
+  int64_t n = static_cast<int64_t>(ic.kvScales.size());
+  if (n > 1 && n != c.heads)
+    return fail("--kv-scale has " + Twine(n) + " values, expected 1 or " +
+                Twine(c.heads) + " (one per key/value head)");
+  for (double s : ic.kvScales)
+    if (!(s > 0.0) || !std::isfinite(s) ||
+        !std::isfinite(static_cast<float>(s)))
+      return fail("--kv-scale must be positive and finite (in f32), got " +
+                  llvm::formatv("{0:e}", s).str());
+  if (ic.kvScales.empty() && isQuantized(*ic.kvDType))
+    ic.kvScales = {*ic.kvDType == KvDType::Int8 ? 1.0 / 32 : 1.0};
   CheckedInt bits = CheckedInt(ic.numBlocks) * ic.block * c.hidden * 32;
   if (bits.overflowed() ||
       (CheckedInt(ic.maxBatch) * ic.promptLen * c.vocab * 32).overflowed())
@@ -1188,8 +1194,10 @@ public:
       cacheElem = b.getFloat8E4M3FNType();
       break;
     }
-    if (isQuantized(*ic.kvDType))
-      scale = b.getDenseF32ArrayAttr({static_cast<float>(ic.kvScale)});
+    if (isQuantized(*ic.kvDType)) {
+      SmallVector<float> scales(ic.kvScales.begin(), ic.kvScales.end());
+      scale = b.getDenseF32ArrayAttr(scales);
+    }
   }
 
   /// One step of `tokens` new tokens per sequence.

@@ -149,11 +149,12 @@ cl::opt<std::string> kvDType(
     cl::desc("The cache's element type: f32, bf16, f16, int8 or fp8e4m3 "
              "(default: --dtype)"),
     cl::cat(inferenceCategory));
-cl::opt<double> kvScale(
-    "kv-scale", cl::value_desc("S"),
+cl::list<double> kvScale(
+    "kv-scale", cl::value_desc("S[,S...]"), cl::CommaSeparated,
     cl::desc("int8 and fp8e4m3: the quantization scale of every layer's "
-             "keys and values (default 1/32 for int8, 1 for fp8e4m3)"),
-    cl::init(0.0), cl::cat(inferenceCategory));
+             "keys and values, one for all heads or one per head (default "
+             "1/32 for int8, 1 for fp8e4m3)"),
+    cl::cat(inferenceCategory));
 
 cl::OptionCategory trainCategory("training step (--train) options");
 cl::opt<bool> train(
@@ -204,6 +205,17 @@ cl::opt<double> lossScaleMin("loss-scale-min",
                                       "(default 1)"),
                              cl::init(1.0), cl::cat(trainCategory));
 } // namespace
+
+/// `v` in as few digits as read back as the same double ("0.03125").
+static std::string shortest(double v) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
 
 static int error(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mw-models") << message << "\n";
@@ -373,7 +385,7 @@ int main(int argc, char **argv) {
   bool inferenceOptionGiven = false;
   for (cl::Option *o : std::initializer_list<cl::Option *>{
            &maxBatch, &maxSeq, &promptLen, &block, &kvBlocks, &kvDType,
-           &kvScale})
+           static_cast<cl::Option *>(std::addressof(kvScale))})
     inferenceOptionGiven |= o->getNumOccurrences() > 0;
   if (inferenceOptionGiven && !inference)
     return error("inference options need --inference");
@@ -389,7 +401,7 @@ int main(int argc, char **argv) {
     inferenceConfig.promptLen = promptLen;
     inferenceConfig.block = block;
     inferenceConfig.numBlocks = kvBlocks;
-    inferenceConfig.kvScale = kvScale;
+    inferenceConfig.kvScales.assign(kvScale.begin(), kvScale.end());
     if (kvDType.getNumOccurrences()) {
       inferenceConfig.kvDType = parseKvDType(kvDType);
       if (!inferenceConfig.kvDType)
@@ -500,8 +512,11 @@ int main(int argc, char **argv) {
         "--block {3} --kv-blocks {4} --kv-dtype {5}",
         ic.maxBatch, ic.maxSeq, ic.promptLen, ic.block, ic.numBlocks,
         stringifyKvDType(*ic.kvDType));
-    if (ic.kvScale != 0.0)
-      regenerate += llvm::formatv(" --kv-scale {0}", ic.kvScale).str();
+    if (kvScale.getNumOccurrences()) {
+      regenerate += " --kv-scale ";
+      for (auto [i, s] : llvm::enumerate(ic.kvScales))
+        regenerate += (i ? "," : "") + shortest(s);
+    }
     presetNote += ", @prefill and @decode";
   }
   OpPrintingFlags flags;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::mw::models {
 
@@ -157,9 +158,9 @@ struct InferenceConfig {
   int64_t numBlocks = 0;
   /// The cache's element type (nullopt: the model's dtype).
   std::optional<KvDType> kvDType;
-  /// The quantization scale of an int8 or fp8 cache, for every layer and
-  /// head (0: 1/32 for int8, 1 for fp8).
-  double kvScale = 0.0;
+  /// The quantization scales of an int8 or fp8 cache, for every layer: one
+  /// for all heads or one per head (empty: 1/32 for int8, 1 for fp8).
+  std::vector<double> kvScales;
 };
 
 /// Checks `inference` against `config` (gpt or llama; sizes positive,

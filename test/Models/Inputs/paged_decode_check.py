@@ -17,8 +17,8 @@ and each step's logits must match the forward's at the same position:
   other cache: within --rtol (the quantization error's bound), and the share of
                steps whose argmax agrees is reported.
 
-The int8 and fp8e4m3 scales are calibrated from an f32 run's caches (the
-largest |key or value| over the code range). Pure Python and mw-eval; prints
+The int8 and fp8e4m3 scales are calibrated per head from an f32 run's caches
+(each head's largest |key or value| over every layer, over the code range). Pure Python and mw-eval; prints
 one line per run: `paged-decode FAMILY kv=T steps=N max_rel_err=E argmax_agree=A/N`.
 """
 
@@ -265,7 +265,7 @@ def main():
                 "--prompt-len", str(args.prompt_len), "--block", str(args.block),
                 "--kv-blocks", str(args.kv_blocks), "--kv-dtype", kv, "-o", inf]
             if scale:
-                cmd += ["--kv-scale", repr(scale)]
+                cmd += ["--kv-scale", scale]
             run(cmd)
             caches = os.path.join(tmp, "caches-%s.st" % kv)
             zero_caches(args.mw_eval, inf, caches)
@@ -275,11 +275,19 @@ def main():
 
         scale = None
         if args.kv_dtype in ("int8", "fp8e4m3"):
-            # Calibrate: the largest |key or value| an f32 run stores.
+            # Calibrate per head: the largest |key or value| of each head
+            # that an f32 run stores, over every layer.
             _, caches = serve("f32")
-            peak = max(max(abs(v) for v in decode_values(t))
-                       for t in read_st(caches).values())
-            scale = peak / (127.0 if args.kv_dtype == "int8" else 448.0)
+            peaks = None
+            for dtype, shape, data in read_st(caches).values():
+                heads, d = shape[2], shape[3]
+                if peaks is None:
+                    peaks = [0.0] * heads
+                for i, v in enumerate(decode_values((dtype, shape, data))):
+                    h = (i // d) % heads
+                    peaks[h] = max(peaks[h], abs(v))
+            top = 127.0 if args.kv_dtype == "int8" else 448.0
+            scale = ",".join(repr(max(p, 1e-6) / top) for p in peaks)
         s, _ = serve(args.kv_dtype, scale)
 
         # The reference: every sequence from scratch, right-padded to S.
