@@ -60,6 +60,10 @@ const char *mlir::mw::eval::elemKindName(ElemKind kind) {
     return "i32";
   case ElemKind::I64:
     return "i64";
+  case ElemKind::I8:
+    return "i8";
+  case ElemKind::F8E4M3FN:
+    return "f8E4M3FN";
   }
   return "?";
 }
@@ -75,6 +79,10 @@ FailureOr<ElemKind> mlir::mw::eval::elemKindOf(Type t) {
     return ElemKind::I32;
   if (t.isSignlessInteger(64))
     return ElemKind::I64;
+  if (t.isSignlessInteger(8))
+    return ElemKind::I8;
+  if (isa<Float8E4M3FNType>(t))
+    return ElemKind::F8E4M3FN;
   return failure();
 }
 
@@ -91,6 +99,10 @@ Type mlir::mw::eval::elemTypeOf(MLIRContext *ctx, ElemKind kind) {
     return b.getI32Type();
   case ElemKind::I64:
     return b.getI64Type();
+  case ElemKind::I8:
+    return b.getI8Type();
+  case ElemKind::F8E4M3FN:
+    return b.getFloat8E4M3FNType();
   }
   return {};
 }
@@ -120,12 +132,16 @@ float mlir::mw::eval::halfBitsToFloat(uint16_t bits) {
 }
 
 float mlir::mw::eval::roundToKind(ElemKind kind, float value) {
+  if (kind == ElemKind::F8E4M3FN)
+    return formulas::roundToF8E4M3(value);
   return formulas::roundTo(formatOf(kind), value);
 }
 
 /// Wraps an integer to the width of `kind` (two's complement), as a machine
 /// would.
 static int64_t wrapToKind(ElemKind kind, int64_t v) {
+  if (kind == ElemKind::I8)
+    return static_cast<int8_t>(static_cast<uint8_t>(v));
   return kind == ElemKind::I32 ? formulas::wrapToI32(v) : v;
 }
 
@@ -347,6 +363,8 @@ private:
   Results foundInf(FoundInfOp op);
   Results select(SelectOp op);
   Results lossScaleUpdate(LossScaleUpdateOp op);
+  Results kvCacheWrite(KvCacheWriteOp op);
+  Results pagedAttention(PagedAttentionOp op);
 
   /// Checks that integer `index` lies in [0, bound).
   LogicalResult checkIndex(Operation *op, StringRef what, int64_t index,
@@ -637,7 +655,7 @@ FailureOr<BasicTensor<Real>> Interpreter<Real>::read(Operation *at, Value v) {
   FailureOr<ElemKind> kind = elemKindOf(type.getElementType());
   if (failed(kind))
     return at->emitError("the evaluator reads memrefs of f32, f16, bf16, "
-                         "i32 and i64 only, got ")
+                         "i32, i64, i8 and f8E4M3FN only, got ")
            << type;
   Tensor t = Tensor::zeros(*kind, type.getShape());
   int64_t n = 0;
@@ -665,6 +683,12 @@ FailureOr<BasicTensor<Real>> Interpreter<Real>::read(Operation *at, Value v) {
     }
     case ElemKind::I64:
       std::memcpy(&t.i[n], p, 8);
+      break;
+    case ElemKind::I8:
+      t.i[n] = static_cast<int8_t>(*p);
+      break;
+    case ElemKind::F8E4M3FN:
+      t.f[n] = formulas::f8E4M3BitsToFloat(*p);
       break;
     }
     ++n;
@@ -705,6 +729,12 @@ LogicalResult Interpreter<Real>::write(Operation *at, Value v,
     case ElemKind::I64:
       std::memcpy(p, &t.i[n], 8);
       break;
+    case ElemKind::I8:
+      *p = static_cast<uint8_t>(static_cast<int8_t>(t.i[n]));
+      break;
+    case ElemKind::F8E4M3FN:
+      *p = formulas::floatToF8E4M3Bits(static_cast<float>(t.f[n]));
+      break;
     }
     ++n;
   });
@@ -716,7 +746,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
     if (!isa<RankedTensorType>(v.getType()) || !typeOf(v).hasStaticShape() ||
         failed(elemKindOf(typeOf(v).getElementType())))
       return op->emitError("the evaluator supports static tensors of f32, "
-                           "f16, bf16, i32 and i64 only, got ")
+                           "f16, bf16, i32, i64, i8 and f8E4M3FN only, got ")
              << v.getType();
   mwrt::OpKind kind;
   if (mwrt::parseOpKind(op->getName().getStringRef(), kind) &&
@@ -743,6 +773,8 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       .Case([&](CrossEntropyGradOp o) { return crossEntropy(o, true); })
       .Case([&](AttentionOp o) { return attention(o); })
       .Case([&](AttentionGradOp o) { return attentionGrad(o); })
+      .Case([&](KvCacheWriteOp o) { return kvCacheWrite(o); })
+      .Case([&](PagedAttentionOp o) { return pagedAttention(o); })
       .Case([&](ReshapeOp o) { return reshape(o); })
       .Case([&](TransposeOp o) { return transpose(o); })
       .Case([&](BroadcastToOp o) { return broadcastTo(o); })
@@ -1186,6 +1218,140 @@ Interpreter<Real>::attention(AttentionOp op) {
   res.push_back(std::move(out));
   res.push_back(std::move(lse));
   return res;
+}
+
+//===----------------------------------------------------------------------===//
+// The paged KV cache
+//===----------------------------------------------------------------------===//
+
+/// Scale of head `h` from a cache's scales (one per head, or one for all).
+static float headScale(std::optional<ArrayRef<float>> scales, int64_t h) {
+  if (!scales)
+    return 1.0f;
+  return scales->size() == 1 ? (*scales)[0] : (*scales)[h];
+}
+
+template <typename Real>
+typename Interpreter<Real>::Results
+Interpreter<Real>::kvCacheWrite(KvCacheWriteOp op) {
+  Tensor cache = get(op.getCache());
+  const Tensor &values = get(op.getValues());
+  const Tensor &slots = get(op.getSlotMapping());
+  int64_t nb = cache.shape[0], bs = cache.shape[1], heads = cache.shape[2];
+  int64_t d = cache.shape[3], n = values.shape[0];
+  std::optional<ArrayRef<float>> scales = op.getScale();
+  // Check every slot before writing anything: a bad slot fails the op.
+  for (int64_t t = 0; t < n; ++t) {
+    int64_t slot = slots.i[t];
+    if (slot != -1 && (slot < 0 || slot >= nb * bs))
+      return op.emitError() << "slot_mapping[" << t << "] = " << slot
+                            << " is outside the cache's " << nb * bs
+                            << " slots (" << nb << " blocks of " << bs
+                            << "; -1 skips a token)";
+  }
+  for (int64_t t = 0; t < n; ++t) {
+    int64_t slot = slots.i[t];
+    if (slot == -1)
+      continue;
+    for (int64_t h = 0; h < heads; ++h) {
+      float scale = headScale(scales, h);
+      for (int64_t e = 0; e < d; ++e) {
+        float x = static_cast<float>(values.f[(t * heads + h) * d + e]);
+        int64_t at = (slot * heads + h) * d + e;
+        switch (cache.kind) {
+        case ElemKind::I8:
+          cache.i[at] = formulas::quantizeI8(x, scale);
+          break;
+        case ElemKind::F8E4M3FN:
+          cache.f[at] =
+              formulas::f8E4M3BitsToFloat(formulas::quantizeF8E4M3(x, scale));
+          break;
+        default:
+          cache.f[at] = roundReal(cache.kind, static_cast<Real>(x));
+          break;
+        }
+      }
+    }
+  }
+  return one(std::move(cache));
+}
+
+template <typename Real>
+typename Interpreter<Real>::Results
+Interpreter<Real>::pagedAttention(PagedAttentionOp op) {
+  const Tensor &q = get(op.getQuery());
+  const Tensor &kc = get(op.getKeyCache());
+  const Tensor &vc = get(op.getValueCache());
+  const Tensor &tables = get(op.getBlockTables());
+  const Tensor &lens = get(op.getContextLens());
+  int64_t b = q.shape[0], hq = q.shape[1], t = q.shape[2], d = q.shape[3];
+  int64_t nb = kc.shape[0], bs = kc.shape[1], hkv = kc.shape[2];
+  int64_t mb = tables.shape[1], group = hq / hkv;
+  std::optional<ArrayRef<float>> kScales = op.getKScale(),
+                                 vScales = op.getVScale();
+  // Check the context lengths and every block table entry a context uses.
+  for (int64_t s = 0; s < b; ++s) {
+    int64_t len = lens.i[s];
+    if (len < 0 || len > mb * bs)
+      return op.emitError() << "context_lens[" << s << "] = " << len
+                            << " is outside [0, " << mb * bs << "] (" << mb
+                            << " blocks of " << bs << " per sequence)";
+    for (int64_t blk = 0; blk * bs < len; ++blk) {
+      int64_t entry = tables.i[s * mb + blk];
+      if (entry < 0 || entry >= nb)
+        return op.emitError()
+               << "block_tables[" << s << ", " << blk << "] = " << entry
+               << " is outside the cache's " << nb << " blocks (sequence "
+               << s << " holds " << len << " tokens)";
+    }
+  }
+  // Element e of head g of token j of sequence s, dequantized.
+  auto element = [&](const Tensor &cache, std::optional<ArrayRef<float>> sc,
+                     int64_t s, int64_t g, int64_t j, int64_t e) -> Real {
+    int64_t block = tables.i[s * mb + j / bs];
+    int64_t at = ((block * bs + j % bs) * hkv + g) * d + e;
+    if (cache.kind == ElemKind::I8)
+      return static_cast<Real>(formulas::dequantizeI8(
+          static_cast<int8_t>(cache.i[at]), headScale(sc, g)));
+    if (cache.kind == ElemKind::F8E4M3FN)
+      return static_cast<Real>(static_cast<float>(cache.f[at]) *
+                               headScale(sc, g));
+    return cache.f[at];
+  };
+  Tensor out = zerosLike(op.getResult());
+  Real scale = static_cast<Real>(op.getEffectiveScale());
+  std::vector<Real> scores(mb * bs), key(d);
+  // As mw.attention computes one query row: the same order of operations,
+  // so that a float cache gives the bits the training forward gives.
+  for (int64_t s = 0; s < b; ++s)
+    for (int64_t h = 0; h < hq; ++h) {
+      int64_t g = h / group;
+      for (int64_t i = 0; i < t; ++i) {
+        int64_t pos = lens.i[s] - t + i;
+        if (pos < 0)
+          continue; // padding: nothing to attend to, zeros
+        const Real *pq = q.f.data() + ((s * hq + h) * t + i) * d;
+        Real mx = -std::numeric_limits<Real>::infinity();
+        for (int64_t j = 0; j <= pos; ++j) {
+          Real dot = 0.0f;
+          for (int64_t e = 0; e < d; ++e)
+            dot += pq[e] * element(kc, kScales, s, g, j, e);
+          scores[j] = scale * dot;
+          mx = std::max(mx, scores[j]);
+        }
+        Real sum = 0.0f;
+        for (int64_t j = 0; j <= pos; ++j)
+          sum += std::exp(scores[j] - mx);
+        Real *po = out.f.data() + ((s * hq + h) * t + i) * d;
+        for (int64_t j = 0; j <= pos; ++j) {
+          Real p = std::exp(scores[j] - mx) / sum;
+          for (int64_t e = 0; e < d; ++e)
+            po[e] += p * element(vc, vScales, s, g, j, e);
+        }
+      }
+    }
+  round(out);
+  return one(std::move(out));
 }
 
 template <typename Real>
@@ -1926,7 +2092,7 @@ LogicalResult Lockstep<Real>::collective(Operation *op) {
         !Rank::typeOf(v).hasStaticShape() ||
         failed(elemKindOf(Rank::typeOf(v).getElementType())))
       return op->emitError("the evaluator supports static tensors of f32, "
-                           "f16, bf16, i32 and i64 only, got ")
+                           "f16, bf16, i32, i64, i8 and f8E4M3FN only, got ")
              << v.getType();
   Value in = op->getOperand(0), res = op->getResult(0);
   ArrayRef<int64_t> inShape = Rank::typeOf(in).getShape();
@@ -2184,9 +2350,11 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
         std::fill(t.f.begin(), t.f.end(), static_cast<float>(*v));
       else
         std::fill(t.i.begin(), t.i.end(), static_cast<int64_t>(*v));
-    } else if (role && role.getValue() == Role::optimizer_state) {
+    } else if (role && (role.getValue() == Role::optimizer_state ||
+                        role.getValue() == Role::kv_cache)) {
       // Fresh optimizer state, as before the first step: zero moments,
-      // buffers and step counters (random second moments would be negative).
+      // buffers and step counters (random second moments would be negative);
+      // an empty KV cache.
     } else if (arg && isAdamStep(arg)) {
       if (t.isFloat())
         std::fill(t.f.begin(), t.f.end(),

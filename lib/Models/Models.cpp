@@ -110,7 +110,7 @@ bool ModelConfig::operator==(const ModelConfig &o) const {
          heads == o.heads && ffn == o.ffn && seq == o.seq && batch == o.batch &&
          vocab == o.vocab && inFeatures == o.inFeatures &&
          classes == o.classes && dtype == o.dtype && rotary == o.rotary &&
-         attention == o.attention;
+         attention == o.attention && logits == o.logits;
 }
 
 /// A transformer configuration; the MLP-only fields keep their defaults.
@@ -213,6 +213,8 @@ std::string mlir::mw::models::formatFlags(const ModelConfig &c) {
   // same header as before the option existed.
   if (c.attention != AttentionKind::Fused)
     os << " --attention " << stringifyAttention(c.attention);
+  if (c.logits)
+    os << " --logits";
   return out;
 }
 
@@ -316,6 +318,9 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
   if (c.rotary && c.family != Family::Llama)
     return fail("--rotary applies only to the llama family, not " +
                 stringifyFamily(c.family));
+  if (c.logits && c.family != Family::Gpt && c.family != Family::Llama)
+    return fail("--logits applies only to the gpt and llama families, not " +
+                stringifyFamily(c.family));
   if (isMlp && c.attention != AttentionKind::Fused)
     return fail("--attention applies only to the gpt, llama and bert "
                 "families, not mlp");
@@ -406,8 +411,26 @@ public:
   /// Creates the module and @forward with the declared arguments and a rank-0
   /// f32 `loss` result, and sets the insertion point into its entry block.
   void createFunction() {
-    module = ModuleOp::create(nameLoc(stringifyFamily(config.family)));
+    createFunction("forward", {{RankedTensorType::get({}, b.getF32Type()),
+                                Role::output, "loss"}});
+  }
+
+  /// One result of a function.
+  struct ResultSpec {
+    Type type;
+    Role role;
+    std::string name;
+  };
+
+  /// Creates function @name (and the module, the first time) with the
+  /// declared arguments and `results`, sets the insertion point into its
+  /// entry block, and starts a new list of declarations for the next one.
+  void createFunction(StringRef name, ArrayRef<ResultSpec> results) {
+    if (!module)
+      module = ModuleOp::create(nameLoc(stringifyFamily(config.family)));
     b.setInsertionPointToEnd(module->getBody());
+    argIndex.clear();
+    mask = nullptr;
 
     // Each argument's location is its name, so a diagnostic about an
     // argument names the tensor.
@@ -420,14 +443,25 @@ public:
       argAttrs.push_back(roleAndName(a.role, a.name));
       argIndex[a.name] = i;
     }
-    Type lossType = RankedTensorType::get({}, b.getF32Type());
-    func = b.create<func::FuncOp>(nameLoc("forward"), "forward",
-                                  b.getFunctionType(types, lossType),
+    SmallVector<Type> resultTypes;
+    for (const ResultSpec &r : results)
+      resultTypes.push_back(r.type);
+    func = b.create<func::FuncOp>(nameLoc(name), name,
+                                  b.getFunctionType(types, resultTypes),
                                   ArrayRef<NamedAttribute>(), argAttrs);
-    func.setResultAttrs(0, roleAndName(Role::output, "loss"));
+    for (auto [i, r] : llvm::enumerate(results))
+      func.setResultAttrs(i, roleAndName(r.role, r.name));
     Block *entry = b.createBlock(&func.getBody(), {}, types, locs);
     b.setInsertionPointToStart(entry);
+    args.clear();
   }
+
+  /// Returns `values` from the function being built.
+  void finishFunction(ValueRange values) {
+    layers.layer = nullptr;
+    b.create<func::ReturnOp>(loc, values);
+  }
+  OwningOpRef<ModuleOp> takeModule() { return std::move(module); }
 
   /// The argument declared as `name`.
   Value arg(const Twine &name) {
@@ -445,9 +479,8 @@ public:
   }
 
   OwningOpRef<ModuleOp> finish(Value loss) {
-    layers.layer = nullptr;
-    b.create<func::ReturnOp>(loc, loss);
-    return std::move(module);
+    finishFunction(loss);
+    return takeModule();
   }
 
   //===--- Ops --------------------------------------------------------------===//
@@ -591,6 +624,20 @@ public:
     return mask;
   }
 
+  /// mw.kv_cache_write of `values` [N, H, Dh] into `cache` at `slots`.
+  Value kvCacheWrite(Value cache, Value values, Value slots,
+                     DenseF32ArrayAttr scale) {
+    return b.create<KvCacheWriteOp>(loc, cache.getType(), cache, values, slots,
+                                    scale);
+  }
+  /// mw.paged_attention of `q` [B, H, T, Dh] with the default scale.
+  Value pagedAttention(Value q, Value keyCache, Value valueCache,
+                       Value tables, Value lens, DenseF32ArrayAttr scale) {
+    return b.create<PagedAttentionOp>(loc, q.getType(), q, keyCache,
+                                      valueCache, tables, lens,
+                                      /*scale=*/nullptr, scale, scale);
+  }
+
   Value constant(DenseElementsAttr value) {
     return b.create<ConstantOp>(loc, value.getType(), value);
   }
@@ -665,11 +712,34 @@ static Value tokenLoss(ForwardBuilder &fb, const ModelConfig &c, Value logits,
   return fb.crossEntropy(logits, labels, ignoreIndex);
 }
 
-/// tokens and labels, [B, S] i32, after the parameters.
+/// tokens and labels, [B, S] i32, after the parameters (no labels for a
+/// forward that returns the logits).
 static void declareTokensAndLabels(ForwardBuilder &fb, const ModelConfig &c) {
   Type i32 = fb.getBuilder().getI32Type();
   fb.declare("tokens", {c.batch, c.seq}, i32, Role::input);
-  fb.declare("labels", {c.batch, c.seq}, i32, Role::label);
+  if (!c.logits)
+    fb.declare("labels", {c.batch, c.seq}, i32, Role::label);
+}
+
+/// @forward: returning the loss, or with --logits the [B, S, V] logits.
+static void createForward(ForwardBuilder &fb, const ModelConfig &c) {
+  if (!c.logits)
+    return fb.createFunction();
+  fb.createFunction(
+      "forward",
+      {{RankedTensorType::get({c.batch, c.seq, c.vocab}, fb.elementType()),
+        Role::output, "logits"}});
+}
+
+/// The end of @forward: the loss of `logits` [B, S, V], or the logits.
+static OwningOpRef<ModuleOp> finishForward(ForwardBuilder &fb,
+                                           const ModelConfig &c, Value logits) {
+  if (c.logits) {
+    fb.finishFunction(logits);
+    return fb.takeModule();
+  }
+  fb.scope("loss");
+  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels")));
 }
 
 //===----------------------------------------------------------------------===//
@@ -711,10 +781,9 @@ static OwningOpRef<ModuleOp> buildMlp(ForwardBuilder &fb,
 
 /// HuggingFace GPT2LMHeadModel: x = wte[tokens] + wpe; per block
 /// x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)); logits = ln_f(x) @ wte^T.
-static OwningOpRef<ModuleOp> buildGpt(ForwardBuilder &fb,
-                                      const ModelConfig &c) {
+/// GPT-2's parameters, in the order of its state dict.
+static void declareGptParams(ForwardBuilder &fb, const ModelConfig &c) {
   int64_t d = c.hidden, f = c.ffn;
-  constexpr double kEpsilon = 1e-5;
   fb.param("wte", {c.vocab, d});
   fb.param("wpe", {c.seq, d});
   for (int64_t i = 0; i < c.layers; ++i) {
@@ -734,8 +803,17 @@ static OwningOpRef<ModuleOp> buildGpt(ForwardBuilder &fb,
   }
   fb.param("ln_f.weight", {d});
   fb.param("ln_f.bias", {d});
+}
+
+static constexpr double kGptEpsilon = 1e-5;
+
+static OwningOpRef<ModuleOp> buildGpt(ForwardBuilder &fb,
+                                      const ModelConfig &c) {
+  int64_t d = c.hidden;
+  constexpr double kEpsilon = kGptEpsilon;
+  declareGptParams(fb, c);
   declareTokensAndLabels(fb, c);
-  fb.createFunction();
+  createForward(fb, c);
 
   // Conv1D: x @ W + b with W [in, out].
   auto conv1d = [&](Value x, const std::string &prefix) {
@@ -772,8 +850,7 @@ static OwningOpRef<ModuleOp> buildGpt(ForwardBuilder &fb,
   Value xf = fb.layerNorm(x, fb.arg("ln_f.weight"), fb.arg("ln_f.bias"),
                           kEpsilon);
   Value logits = fb.matmul(xf, fb.arg("wte"), /*transposeRhs=*/true);
-  fb.scope("loss");
-  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels")));
+  return finishForward(fb, c, logits);
 }
 
 //===----------------------------------------------------------------------===//
@@ -833,10 +910,9 @@ static Value applyRotary(ForwardBuilder &fb, const ModelConfig &c, Value x,
 /// HuggingFace LlamaForCausalLM without biases: RMSNorm (eps 1e-6) before
 /// attention and MLP, SwiGLU MLP down(silu(gate(x)) * up(x)), final norm and
 /// an untied lm_head. Linear weights are [out, in], applied as x @ W^T.
-static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
-                                        const ModelConfig &c) {
+/// Llama's parameters, in the order of its state dict.
+static void declareLlamaParams(ForwardBuilder &fb, const ModelConfig &c) {
   int64_t d = c.hidden, f = c.ffn;
-  constexpr double kEpsilon = 1e-6;
   fb.param("model.embed_tokens.weight", {c.vocab, d});
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string l = ("model.layers." + Twine(i) + ".").str();
@@ -852,8 +928,16 @@ static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
   }
   fb.param("model.norm.weight", {d});
   fb.param("lm_head.weight", {c.vocab, d});
+}
+
+static constexpr double kLlamaEpsilon = 1e-6;
+
+static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
+                                        const ModelConfig &c) {
+  constexpr double kEpsilon = kLlamaEpsilon;
+  declareLlamaParams(fb, c);
   declareTokensAndLabels(fb, c);
-  fb.createFunction();
+  createForward(fb, c);
 
   auto linear = [&](Value x, const std::string &name) {
     return fb.matmul(x, fb.arg(name), /*transposeRhs=*/true);
@@ -892,8 +976,7 @@ static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
   x = fb.rmsNorm(x, fb.arg("model.norm.weight"), kEpsilon);
   fb.scope("lm_head");
   Value logits = linear(x, "lm_head.weight");
-  fb.scope("loss");
-  return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels")));
+  return finishForward(fb, c, logits);
 }
 
 //===----------------------------------------------------------------------===//
@@ -983,6 +1066,350 @@ static OwningOpRef<ModuleOp> buildBert(ForwardBuilder &fb,
                         fb.arg("cls.predictions.bias"));
   fb.scope("loss");
   return fb.finish(tokenLoss(fb, c, logits, fb.arg("labels"), -100));
+}
+
+//===----------------------------------------------------------------------===//
+// Inference steps over a paged KV cache (docs/inference.md)
+//===----------------------------------------------------------------------===//
+
+StringRef mlir::mw::models::stringifyKvDType(KvDType dtype) {
+  switch (dtype) {
+  case KvDType::F32:
+    return "f32";
+  case KvDType::BF16:
+    return "bf16";
+  case KvDType::F16:
+    return "f16";
+  case KvDType::Int8:
+    return "int8";
+  case KvDType::Fp8E4M3:
+    return "fp8e4m3";
+  }
+  llvm_unreachable("unknown kv dtype");
+}
+
+std::optional<KvDType> mlir::mw::models::parseKvDType(StringRef name) {
+  for (KvDType d : {KvDType::F32, KvDType::BF16, KvDType::F16, KvDType::Int8,
+                    KvDType::Fp8E4M3})
+    if (stringifyKvDType(d) == name)
+      return d;
+  return std::nullopt;
+}
+
+static bool isQuantized(KvDType d) {
+  return d == KvDType::Int8 || d == KvDType::Fp8E4M3;
+}
+
+LogicalResult mlir::mw::models::resolveInference(const ModelConfig &c,
+                                                 InferenceConfig &ic,
+                                                 std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = message.str();
+    return failure();
+  };
+  if (c.family != Family::Gpt && c.family != Family::Llama)
+    return fail("--inference applies only to the gpt and llama families, "
+                "not " +
+                stringifyFamily(c.family));
+  if (c.logits)
+    return fail("--inference emits @prefill and @decode; --logits is for "
+                "@forward");
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"max-batch", ic.maxBatch},
+        {"max-seq", ic.maxSeq},
+        {"prompt-len", ic.promptLen},
+        {"kv-blocks", ic.numBlocks}})
+    if (value < 0)
+      return fail("--" + name + " must be positive, got " + Twine(value));
+  if (ic.block <= 0)
+    return fail("--block must be positive, got " + Twine(ic.block));
+  if (!ic.maxBatch)
+    ic.maxBatch = c.batch;
+  if (!ic.maxSeq)
+    ic.maxSeq = c.seq;
+  if (ic.maxSeq > c.seq)
+    return fail("--max-seq " + Twine(ic.maxSeq) + " is longer than --seq " +
+                Twine(c.seq) + ", the positions the model has (" +
+                (c.family == Family::Gpt ? "wpe's rows" : "the rotary tables") +
+                ")");
+  if (!ic.promptLen)
+    ic.promptLen = ic.maxSeq;
+  if (ic.promptLen > ic.maxSeq)
+    return fail("--prompt-len " + Twine(ic.promptLen) +
+                " is longer than --max-seq " + Twine(ic.maxSeq));
+  int64_t perSequence = llvm::divideCeil(ic.maxSeq, ic.block);
+  if (!ic.numBlocks)
+    ic.numBlocks = ic.maxBatch * perSequence;
+  if (!ic.kvDType)
+    ic.kvDType = c.dtype == DType::BF16  ? KvDType::BF16
+                 : c.dtype == DType::F16 ? KvDType::F16
+                                         : KvDType::F32;
+  if (!ic.kvScales.empty() && !isQuantized(*ic.kvDType))
+    return fail("--kv-scale is for int8 and fp8e4m3 caches, not " +
+                stringifyKvDType(*ic.kvDType));
+  int64_t n = static_cast<int64_t>(ic.kvScales.size());
+  if (n > 1 && n != c.heads)
+    return fail("--kv-scale has " + Twine(n) + " values, expected 1 or " +
+                Twine(c.heads) + " (one per key/value head)");
+  for (double s : ic.kvScales)
+    if (!(s > 0.0) || !std::isfinite(s) ||
+        !std::isfinite(static_cast<float>(s)))
+      return fail("--kv-scale must be positive and finite (in f32), got " +
+                  llvm::formatv("{0:e}", s).str());
+  if (ic.kvScales.empty() && isQuantized(*ic.kvDType))
+    ic.kvScales = {*ic.kvDType == KvDType::Int8 ? 1.0 / 32 : 1.0};
+  CheckedInt bits = CheckedInt(ic.numBlocks) * ic.block * c.hidden * 32;
+  if (bits.overflowed() ||
+      (CheckedInt(ic.maxBatch) * ic.promptLen * c.vocab * 32).overflowed())
+    return fail("the inference steps are too large: a tensor size overflows "
+                "64-bit integers");
+  return success();
+}
+
+namespace {
+/// Builds @prefill and @decode of a gpt or llama model: the same parameters
+/// as @forward, one key and one value cache per layer (role kv_cache), and
+/// the batch's tokens, positions, slots, block tables and context lengths
+/// (role input); each returns the logits of its sequences' last tokens and
+/// the updated caches.
+class InferenceBuilder {
+public:
+  InferenceBuilder(ForwardBuilder &fb, const ModelConfig &c,
+                   const InferenceConfig &ic)
+      : fb(fb), c(c), ic(ic), b(fb.getBuilder()) {
+    switch (*ic.kvDType) {
+    case KvDType::F32:
+      cacheElem = b.getF32Type();
+      break;
+    case KvDType::BF16:
+      cacheElem = b.getBF16Type();
+      break;
+    case KvDType::F16:
+      cacheElem = b.getF16Type();
+      break;
+    case KvDType::Int8:
+      cacheElem = b.getI8Type();
+      break;
+    case KvDType::Fp8E4M3:
+      cacheElem = b.getFloat8E4M3FNType();
+      break;
+    }
+    if (isQuantized(*ic.kvDType)) {
+      SmallVector<float> scales(ic.kvScales.begin(), ic.kvScales.end());
+      scale = b.getDenseF32ArrayAttr(scales);
+    }
+  }
+
+  /// One step of `tokens` new tokens per sequence.
+  void build(StringRef name, int64_t tokens) {
+    t = tokens;
+    int64_t dh = c.hidden / c.heads;
+    if (c.family == Family::Gpt)
+      declareGptParams(fb, c);
+    else
+      declareLlamaParams(fb, c);
+    auto cacheType =
+        RankedTensorType::get({ic.numBlocks, ic.block, c.heads, dh}, cacheElem);
+    SmallVector<ForwardBuilder::ResultSpec> results = {
+        {RankedTensorType::get({ic.maxBatch, c.vocab}, fb.elementType()),
+         Role::output, "logits"}};
+    for (int64_t i = 0; i < c.layers; ++i)
+      for (StringRef kv : {"k_cache", "v_cache"}) {
+        std::string cache = layerPrefix(i) + kv.str();
+        fb.declare(cache, cacheType.getShape(), cacheElem, Role::kv_cache);
+        results.push_back({cacheType, Role::kv_cache, cache});
+      }
+    Type i32 = b.getI32Type();
+    int64_t batch = ic.maxBatch;
+    int64_t maxBlocks = llvm::divideCeil(ic.maxSeq, ic.block);
+    fb.declare("tokens", {batch, t}, i32, Role::input);
+    fb.declare("positions", {batch, t}, i32, Role::input);
+    fb.declare("slot_mapping", {batch * t}, i32, Role::input);
+    fb.declare("block_tables", {batch, maxBlocks}, i32, Role::input);
+    fb.declare("context_lens", {batch}, i32, Role::input);
+    fb.createFunction(name, results);
+
+    SmallVector<Value> outs;
+    outs.push_back(c.family == Family::Gpt ? gpt() : llama());
+    outs.append(caches.begin(), caches.end());
+    caches.clear();
+    fb.finishFunction(outs);
+  }
+
+private:
+  std::string layerPrefix(int64_t i) const {
+    return c.family == Family::Gpt ? ("h." + Twine(i) + ".attn.").str()
+                                   : ("model.layers." + Twine(i) +
+                                      ".self_attn.")
+                                         .str();
+  }
+
+  /// [B, T, D] -> [B, H, T, Dh].
+  Value splitHeads(Value x) {
+    int64_t dh = c.hidden / c.heads;
+    return fb.transpose(fb.reshape(x, {ic.maxBatch, t, c.heads, dh}),
+                        {0, 2, 1, 3});
+  }
+  /// [B, H, T, Dh] -> [B, T, D].
+  Value mergeHeads(Value x) {
+    return fb.reshape(fb.transpose(x, {0, 2, 1, 3}),
+                      {ic.maxBatch, t, c.hidden});
+  }
+  /// [B, H, T, Dh] keys or values -> the cache's [B*T, H, Dh] rows.
+  Value tokenRows(Value x) {
+    int64_t dh = c.hidden / c.heads;
+    return fb.reshape(fb.transpose(x, {0, 2, 1, 3}),
+                      {ic.maxBatch * t, c.heads, dh});
+  }
+
+  /// Writes layer `i`'s new keys and values ([B, H, T, Dh]) into its caches
+  /// and attends with `q` ([B, H, T, Dh]) to each sequence's context.
+  Value attend(int64_t i, Value q, Value k, Value v) {
+    std::string p = layerPrefix(i);
+    Value slots = fb.arg("slot_mapping");
+    Value kc = fb.kvCacheWrite(fb.arg(p + "k_cache"), tokenRows(k), slots,
+                               scale);
+    Value vc = fb.kvCacheWrite(fb.arg(p + "v_cache"), tokenRows(v), slots,
+                               scale);
+    caches.push_back(kc);
+    caches.push_back(vc);
+    return fb.pagedAttention(q, kc, vc, fb.arg("block_tables"),
+                             fb.arg("context_lens"), scale);
+  }
+
+  /// [B, T, D] -> the last token's [B, D].
+  Value lastToken(Value x) {
+    Value last = fb.slice(x, {0, t - 1, 0}, {ic.maxBatch, 1, c.hidden});
+    return fb.reshape(last, {ic.maxBatch, c.hidden});
+  }
+
+  /// GPT-2 as buildGpt, over T tokens at the given positions.
+  Value gpt() {
+    auto conv1d = [&](Value x, const std::string &prefix) {
+      return fb.add(fb.matmul(x, fb.arg(prefix + ".weight")),
+                    fb.arg(prefix + ".bias"));
+    };
+    int64_t d = c.hidden;
+    fb.scope("embeddings");
+    Value x = fb.add(fb.embedding(fb.arg("wte"), fb.arg("tokens")),
+                     fb.embedding(fb.arg("wpe"), fb.arg("positions")));
+    for (int64_t i = 0; i < c.layers; ++i) {
+      std::string h = ("h." + Twine(i) + ".").str();
+      fb.scope(h + "attn");
+      Value ln1 = fb.layerNorm(x, fb.arg(h + "ln_1.weight"),
+                               fb.arg(h + "ln_1.bias"), kGptEpsilon);
+      Value qkv = conv1d(ln1, h + "attn.c_attn");
+      SmallVector<Value, 3> heads;
+      for (int64_t j = 0; j < 3; ++j)
+        heads.push_back(
+            splitHeads(fb.slice(qkv, {0, 0, j * d}, {ic.maxBatch, t, d})));
+      Value a = attend(i, heads[0], heads[1], heads[2]);
+      a = conv1d(mergeHeads(a), h + "attn.c_proj");
+      x = fb.add(x, a);
+
+      fb.scope(h + "mlp");
+      Value ln2 = fb.layerNorm(x, fb.arg(h + "ln_2.weight"),
+                               fb.arg(h + "ln_2.bias"), kGptEpsilon);
+      Value m = fb.gelu(conv1d(ln2, h + "mlp.c_fc"), GeluApproximation::tanh);
+      x = fb.add(x, conv1d(m, h + "mlp.c_proj"));
+    }
+    fb.scope("lm_head");
+    Value xf = fb.layerNorm(lastToken(x), fb.arg("ln_f.weight"),
+                            fb.arg("ln_f.bias"), kGptEpsilon);
+    return fb.matmul(xf, fb.arg("wte"), /*transposeRhs=*/true);
+  }
+
+  /// Llama as buildLlama; rotary angles are gathered at the positions.
+  Value llama() {
+    auto linear = [&](Value x, const std::string &name) {
+      return fb.matmul(x, fb.arg(name), /*transposeRhs=*/true);
+    };
+    fb.scope("model.embed_tokens");
+    Value x =
+        fb.embedding(fb.arg("model.embed_tokens.weight"), fb.arg("tokens"));
+    Value cos, sin;
+    int64_t half = c.hidden / c.heads / 2;
+    if (c.rotary) {
+      fb.scope("model.rotary_emb");
+      auto [cosTable, sinTable] = rotaryTables(fb, c);
+      // [S, Dh/2] tables -> [B, 1, T, Dh/2] rows at the positions.
+      auto gather = [&](Value table) {
+        return fb.reshape(fb.embedding(table, fb.arg("positions")),
+                          {ic.maxBatch, 1, t, half});
+      };
+      cos = gather(cosTable);
+      sin = gather(sinTable);
+    }
+    auto rotate = [&](Value v) {
+      SmallVector<int64_t> sizes = {ic.maxBatch, c.heads, t, half};
+      Value x1 = fb.slice(v, {0, 0, 0, 0}, sizes);
+      Value x2 = fb.slice(v, {0, 0, 0, half}, sizes);
+      Value x1Cos = fb.mul(x1, cos);
+      Value x2Sin = fb.mul(x2, sin);
+      Value r1 = fb.sub(x1Cos, x2Sin);
+      Value x2Cos = fb.mul(x2, cos);
+      Value x1Sin = fb.mul(x1, sin);
+      Value r2 = fb.add(x2Cos, x1Sin);
+      return fb.concat({r1, r2}, 3);
+    };
+    for (int64_t i = 0; i < c.layers; ++i) {
+      std::string l = ("model.layers." + Twine(i) + ".").str();
+      fb.scope(l + "self_attn");
+      Value h =
+          fb.rmsNorm(x, fb.arg(l + "input_layernorm.weight"), kLlamaEpsilon);
+      Value q = splitHeads(linear(h, l + "self_attn.q_proj.weight"));
+      Value k = splitHeads(linear(h, l + "self_attn.k_proj.weight"));
+      Value v = splitHeads(linear(h, l + "self_attn.v_proj.weight"));
+      if (c.rotary) {
+        q = rotate(q);
+        k = rotate(k);
+      }
+      Value a = attend(i, q, k, v);
+      a = linear(mergeHeads(a), l + "self_attn.o_proj.weight");
+      x = fb.add(x, a);
+
+      fb.scope(l + "mlp");
+      h = fb.rmsNorm(x, fb.arg(l + "post_attention_layernorm.weight"),
+                     kLlamaEpsilon);
+      Value gate = fb.silu(linear(h, l + "mlp.gate_proj.weight"));
+      Value up = linear(h, l + "mlp.up_proj.weight");
+      x = fb.add(x, linear(fb.mul(gate, up), l + "mlp.down_proj.weight"));
+    }
+    fb.scope("model.norm");
+    Value xf = fb.rmsNorm(lastToken(x), fb.arg("model.norm.weight"),
+                          kLlamaEpsilon);
+    fb.scope("lm_head");
+    return linear(xf, "lm_head.weight");
+  }
+
+  ForwardBuilder &fb;
+  const ModelConfig &c;
+  const InferenceConfig &ic;
+  OpBuilder &b;
+  Type cacheElem;
+  DenseF32ArrayAttr scale;
+  int64_t t = 1;
+  SmallVector<Value> caches;
+};
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::mw::models::buildInferenceModel(MLIRContext &context,
+                                      const ModelConfig &config,
+                                      const InferenceConfig &inference) {
+  std::string error;
+  InferenceConfig resolved = inference;
+  if (failed(validate(config, error)) ||
+      failed(resolveInference(config, resolved, error)))
+    return emitError(UnknownLoc::get(&context))
+           << "invalid " << stringifyFamily(config.family)
+           << " inference configuration: " << error;
+  context.loadDialect<MWDialect, func::FuncDialect>();
+  ForwardBuilder fb(context, config);
+  InferenceBuilder ib(fb, config, resolved);
+  ib.build("prefill", resolved.promptLen);
+  ib.build("decode", 1);
+  return fb.takeModule();
 }
 
 //===----------------------------------------------------------------------===//

@@ -64,13 +64,19 @@ bool toDType(mwplan::DType in, DType &out) {
   case mwplan::DType::I64:
     out = DType::I64;
     return true;
+  case mwplan::DType::I8:
+    out = DType::I8;
+    return true;
+  case mwplan::DType::F8E4M3FN:
+    out = DType::F8_E4M3;
+    return true;
   }
   return false;
 }
 
 bool toRole(mwplan::Role in, Role &out) {
   int v = static_cast<int>(in);
-  if (v < 0 || v > static_cast<int>(Role::Output))
+  if (v < 0 || v > static_cast<int>(Role::KvCache))
     return false;
   out = static_cast<Role>(v);
   return true;
@@ -216,6 +222,8 @@ const char *roleName(Role role) {
     return "grad";
   case Role::Output:
     return "output";
+  case Role::KvCache:
+    return "kv_cache";
   }
   return "unknown";
 }
@@ -728,7 +736,8 @@ bool PlanReader::readResults(std::string &error) {
     // it is copied over that persistent after each step.
     int p = plan.findPersistent(d.name);
     if (p >= 0 && (plan.persists[p].role == Role::Param ||
-                   plan.persists[p].role == Role::OptimizerState)) {
+                   plan.persists[p].role == Role::OptimizerState ||
+                   plan.persists[p].role == Role::KvCache)) {
       const PersistentDesc &pd = plan.persists[p];
       if (pd.argument >= 0 && d.role != pd.role) {
         error = where + "it updates " + roleName(pd.role) + " '" + pd.name +
@@ -840,7 +849,8 @@ bool PlanReader::checkWriteBacks(std::string &error) {
   // update silently: a renamed or corrupted result.
   for (size_t r = 0; r < plan.resultList.size(); ++r) {
     const ResultDesc &d = plan.resultList[r];
-    if (d.role != Role::Param && d.role != Role::OptimizerState)
+    if (d.role != Role::Param && d.role != Role::OptimizerState &&
+        d.role != Role::KvCache)
       continue;
     int p = plan.findPersistent(d.name);
     if (p >= 0 && plan.persists[p].argument >= 0 &&

@@ -311,7 +311,10 @@ void SessionImpl::planCopies() {
     int target = p.findPersistent(p.results()[r].name);
     if (target < 0)
       continue;
-    if (!isState(p.persistents()[target]))
+    // Parameters and optimizer state, and a KV cache (updated in place by
+    // mw.kv_cache_write, so normally nothing to copy).
+    const PersistentDesc &td = p.persistents()[target];
+    if (!isState(td) && !(td.role == Role::KvCache && td.argument >= 0))
       continue;
     const TensorRef &src = resultRefs[r], &dst = persistRefs[target];
     if (src.numElements() == 0 || sameView(src, dst))

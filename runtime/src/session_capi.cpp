@@ -55,6 +55,12 @@ bool toDType(mwrt_dtype in, DType &out) {
   case MWRT_I64:
     out = DType::I64;
     return true;
+  case MWRT_I8:
+    out = DType::I8;
+    return true;
+  case MWRT_F8E4M3:
+    out = DType::F8_E4M3;
+    return true;
   }
   return false;
 }
@@ -69,6 +75,10 @@ mwrt_dtype fromDType(DType in) {
     return MWRT_I32;
   case DType::I64:
     return MWRT_I64;
+  case DType::I8:
+    return MWRT_I8;
+  case DType::F8_E4M3:
+    return MWRT_F8E4M3;
   default:
     return MWRT_F32;
   }

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanTestHelpers.h"
+
 #include "mwrt/kernels.h"
 
 #include <gtest/gtest.h>
@@ -220,18 +222,7 @@ mwrt_status run(OpKind op, std::vector<const Buf *> ins,
   return ::testing::AssertionSuccess();
 }
 
-/// The call failed as a bad call, with `needle` in its message.
-::testing::AssertionResult failsWith(mwrt_status status,
-                                     const std::string &needle) {
-  std::string message = mwrt_last_error();
-  if (status != MWRT_INVALID_ARGUMENT)
-    return ::testing::AssertionFailure()
-           << "status " << status << ", message '" << message << "'";
-  if (message.find(needle) == std::string::npos)
-    return ::testing::AssertionFailure()
-           << "message '" << message << "' lacks '" << needle << "'";
-  return ::testing::AssertionSuccess();
-}
+using mwrt::test::failsWith;
 
 #define EXPECT_OK(expr)                                                        \
   do {                                                                         \

@@ -126,6 +126,8 @@ int inPlaceOperand(OpKind op, size_t r, size_t numIns, SameType sameType) {
     return r == 0 ? 0 : 2;
   case OpKind::LossScaleUpdate:
     return static_cast<int>(r) + 1;
+  case OpKind::KvCacheWrite:
+    return 0;
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

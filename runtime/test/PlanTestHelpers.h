@@ -1,6 +1,7 @@
 //===- PlanTestHelpers.h - Hand-built plans for the runtime's tests -------===//
 //
-// Shared by PlanLoadTest, RunSessionTest and RunToolTest: a PlanBuilder that
+// Shared by the runtime's tests (PlanLoadTest, RunSessionTest, RunToolTest,
+// KvCacheTest; CpuKernelsTest uses failsWith): a PlanBuilder that
 // collects persistents, kernels and results as plain structs (so a test can
 // corrupt one field) and serializes them with flatbuffers' builder exactly as
 // mw-translate would, plus small file helpers.
@@ -10,6 +11,7 @@
 #ifndef MWRT_TEST_PLANTESTHELPERS_H
 #define MWRT_TEST_PLANTESTHELPERS_H
 
+#include "mwrt/mwrt.h"
 #include "mwrt/plan.h"
 
 #include <flatbuffers/flatbuffers.h>
@@ -37,6 +39,20 @@ inline ::testing::AssertionResult assertContains(const char *textExpr,
   return ::testing::AssertionFailure()
          << textExpr << " does not contain " << partExpr << "\n  text: " << text
          << "\n  part: " << part;
+}
+
+/// The call failed as a bad call (MWRT_INVALID_ARGUMENT), with `needle` in
+/// its message (kernel and session tests).
+inline ::testing::AssertionResult failsWith(mwrt_status status,
+                                            const std::string &needle) {
+  std::string message = mwrt_last_error();
+  if (status != MWRT_INVALID_ARGUMENT)
+    return ::testing::AssertionFailure()
+           << "status " << status << ", message '" << message << "'";
+  if (message.find(needle) == std::string::npos)
+    return ::testing::AssertionFailure()
+           << "message '" << message << "' lacks '" << needle << "'";
+  return ::testing::AssertionSuccess();
 }
 
 using mwplan::DType;

@@ -39,7 +39,7 @@ const char *kUsage =
     "usage: mw-run MODEL.mwplan [--device cpu|cuda] [--weights W.safetensors]\n"
     "              [--inputs I.safetensors] [--seed N] [--steps N]\n"
     "              [--save-weights OUT.safetensors|DIR] [--report json]\n"
-    "              [--save-results OUT.safetensors]\n"
+    "              [--save-outputs OUT.safetensors]\n"
     "              [--reference-matmul] [--comm auto|mpi|none]\n"
     "              [--comm-timeout SECONDS]\n"
     "       mw-run --consolidate DIR -o FULL.safetensors\n"
@@ -59,8 +59,9 @@ const char *kUsage =
     "  --save-weights FILE    write params and optimizer state after the run;\n"
     "                         a plan of several ranks writes a sharded\n"
     "                         checkpoint directory (each rank its pieces)\n"
-    "  --save-results FILE    write every result of the last step by name\n"
-    "                         (the names mw-eval --outputs gives them)\n"
+    "  --save-outputs FILE    write every result of the last step by name\n"
+    "                         (outputs such as logits, updated state, KV\n"
+    "                         caches; one rank only)\n"
     "  --report json          print one JSON object instead of text\n"
     "  --reference-matmul     matmul with the evaluator's loops (bit-exact)\n"
     "\n"
@@ -79,7 +80,7 @@ const char *kUsage =
 struct Options {
   std::string plan;
   std::string device = "cpu";
-  std::string weights, inputs, saveWeights, saveResults;
+  std::string weights, inputs, saveWeights, saveOutputs;
   std::string comm = "auto";
   std::string consolidate, output;
   uint64_t seed = 0;
@@ -135,7 +136,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     static const char *const withValue[] = {
         "--device",       "--weights", "--inputs",       "--seed",
         "--steps",        "--save-weights", "--report",  "--comm",
-        "--comm-timeout", "--consolidate",  "-o", "--save-results"};
+        "--comm-timeout", "--consolidate",  "-o",      "--save-outputs"};
     bool takesValue = std::any_of(std::begin(withValue), std::end(withValue),
                                   [&](const char *f) { return flag == f; });
     if (!takesValue && flag != "--reference-matmul")
@@ -167,8 +168,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.inputs = value;
     } else if (flag == "--save-weights") {
       o.saveWeights = value;
-    } else if (flag == "--save-results") {
-      o.saveResults = value;
+    } else if (flag == "--save-outputs") {
+      o.saveOutputs = value;
     } else if (flag == "--seed") {
       if (!parseUnsigned(value, UINT64_MAX, o.seed))
         return usageError("--seed expects an integer in [0, 2^64), got '" +
@@ -340,6 +341,8 @@ std::vector<std::string> gatherToRankZero(const std::string &text) {
 int run(const Options &o) {
   const ProcessGroup &group = processGroup();
   const bool multi = group.size > 1, printer = group.rank == 0;
+  if (multi && !o.saveOutputs.empty())
+    return usageError("--save-outputs is for a run of one rank");
 
   // Everything up to the first step; on several ranks they agree on the
   // outcome, so that a rank's bad input ends every rank with its message.
@@ -450,19 +453,22 @@ int run(const Options &o) {
 
   if (!o.saveWeights.empty() && session->saveWeights(o.saveWeights) != MWRT_OK)
     return failStatus();
-  if (!o.saveResults.empty() && printer) {
-    // Every function result after the last step, as mw-eval --outputs
-    // writes them (for parity tests of whole plans).
-    SafeTensors results;
+  if (!o.saveOutputs.empty()) {
+    // Every result of the last step, under its name (docs/runtime.md).
+    SafeTensors outputs;
     for (const ResultDesc &r : plan->results()) {
       TensorData t;
       if (session->readResult(r.name, t) != MWRT_OK)
         return failStatus();
-      if (!results.add(r.name, std::move(t), error))
-        return fail(error);
+      if (!outputs.add(r.name, std::move(t), error)) {
+        std::fprintf(stderr, "mw-run: --save-outputs: %s\n", error.c_str());
+        return 1;
+      }
     }
-    if (!writeSafeTensors(o.saveResults, results, error))
-      return fail(error);
+    if (!writeSafeTensors(o.saveOutputs, outputs, error)) {
+      std::fprintf(stderr, "mw-run: --save-outputs: %s\n", error.c_str());
+      return 1;
+    }
   }
 
   SessionStats st = session->stats();

@@ -38,7 +38,7 @@
 //
 // With OpenBLAS the matmul kernels agree within the matmul tolerance
 // (docs/runtime.md).
-// RUN: mw-run %t.mm_gelu.fused.mwplan --inputs %t.mm_gelu.in --save-results %t.mm_gelu.blas > /dev/null
+// RUN: mw-run %t.mm_gelu.fused.mwplan --inputs %t.mm_gelu.in --save-outputs %t.mm_gelu.blas > /dev/null
 // RUN: python3 %S/Inputs/compare_safetensors.py %t.mm_gelu.eval %t.mm_gelu.blas --rtol 1e-5 | FileCheck %s --check-prefix=BLAS
 // BLAS: compared 2 tensors, 0 mismatches
 //

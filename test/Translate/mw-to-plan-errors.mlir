@@ -118,7 +118,7 @@ func.func @dynamic(
 // -----
 
 func.func @f64(
-    // expected-error@+1 {{argument #0 of @f64 has an element type the runtime does not take: 'memref<4xf64>' (f32, f16, bf16, i32, i64)}}
+    // expected-error@+1 {{argument #0 of @f64 has an element type the runtime does not take: 'memref<4xf64>' (f32, f16, bf16, i32, i64, i8, f8E4M3FN)}}
     %x: memref<4xf64>)
     attributes {mw.arena_size = 0 : i64, mw.arena_alignment = 256 : i64,
                 mw.lower_bound = 0 : i64} {

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace {
@@ -185,4 +187,37 @@ TEST_F(MWTest, BuildersInferResultTypes) {
   EXPECT_EQ(cat.getType(), f32({2, 5, 8}));
   builder.create<func::ReturnOp>(loc);
   EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+TEST_F(MWTest, KvCacheOpsCostWhatTheyTouch) {
+  // An i8 cache of 64 blocks of 16 slots, 2 heads of 32; 8 new tokens.
+  auto cache = RankedTensorType::get({64, 16, 2, 32}, builder.getI8Type());
+  auto i32 = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, builder.getI32Type());
+  };
+  func::FuncOp func = makeFunc({cache, f32({8, 2, 32}), i32({8}),
+                                f32({4, 4, 2, 32}), i32({4, 8}), i32({4})});
+  Location loc = builder.getUnknownLoc();
+  auto scale = builder.getDenseF32ArrayAttr({0.5f});
+  auto write = builder.create<mw::KvCacheWriteOp>(
+      loc, cache, func.getArgument(0), func.getArgument(1),
+      func.getArgument(2), scale);
+  ASSERT_TRUE(succeeded(verify(write)));
+  auto cost = cast<mw::CostOpInterface>(write.getOperation());
+  EXPECT_EQ(cost.getFlops(), 8 * 2 * 32); // one division per element
+  EXPECT_EQ(cost.getBytesRead(), 8 * 2 * 32 * 4 + 8 * 4); // not the cache
+  EXPECT_EQ(cost.getBytesWritten(), 8 * 2 * 32);          // i8 codes
+  auto attn = builder.create<mw::PagedAttentionOp>(
+      loc, f32({4, 4, 2, 32}), func.getArgument(3), write, write,
+      func.getArgument(4), func.getArgument(5), /*scale=*/nullptr, scale,
+      scale);
+  ASSERT_TRUE(succeeded(verify(attn)));
+  // 4 * 4 * 2 query rows, each against at most 8 blocks * 16 = 128 keys.
+  int64_t scores = 4 * 4 * 2 * 128;
+  auto attnCost = cast<mw::CostOpInterface>(attn.getOperation());
+  EXPECT_EQ(attnCost.getFlops(), 4 * scores * 32 + 5 * scores);
+  // Query, tables, lengths, then 4 * 128 tokens of 2 * 32 i8 from each cache.
+  EXPECT_EQ(attnCost.getBytesRead(),
+            4 * 4 * 2 * 32 * 4 + 4 * 8 * 4 + 4 * 4 + 2 * 512 * 64);
+  EXPECT_DOUBLE_EQ(attn.getEffectiveScale(), 1.0 / std::sqrt(32.0));
 }

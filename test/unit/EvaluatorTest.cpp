@@ -14,6 +14,7 @@
 #include "memwall/Eval/Evaluator.h"
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
+#include "mwrt/formulas.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -385,6 +386,37 @@ TEST(EvalRounding, HalfBitsMatchAPFloatOnRandomPatterns) {
       continue; // payloads: checked on exact patterns above
     ASSERT_EQ(floatToBits(got), floatToBits(a.convertToFloat())) << h;
   }
+}
+
+// f8E4M3FN (the quantized KV cache's) against llvm::APFloat, which
+// overflows to NaN where the cache saturates: compare below 464, the
+// rounding boundary above the largest finite value 448.
+TEST(EvalRounding, F8E4M3BitsMatchAPFloatInRange) {
+  std::mt19937 rng(8);
+  for (int n = 0; n < 200000; ++n) {
+    float v = bitsToFloat(rng());
+    if (std::isnan(v) || std::fabs(v) >= 464.0f)
+      continue;
+    llvm::APFloat a(v);
+    bool lost = false;
+    a.convert(llvm::APFloat::Float8E4M3FN(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    auto ref = static_cast<uint8_t>(a.bitcastToAPInt().getZExtValue());
+    ASSERT_EQ(mwrt::formulas::floatToF8E4M3Bits(v), ref) << v;
+    ASSERT_EQ(roundToKind(ElemKind::F8E4M3FN, v), a.convertToFloat()) << v;
+  }
+  for (int code = 0; code < 256; ++code) {
+    llvm::APFloat a(llvm::APFloat::Float8E4M3FN(), llvm::APInt(8, code));
+    float got = mwrt::formulas::f8E4M3BitsToFloat(static_cast<uint8_t>(code));
+    if (a.isNaN()) {
+      ASSERT_TRUE(std::isnan(got)) << code;
+      continue;
+    }
+    ASSERT_EQ(floatToBits(got), floatToBits(a.convertToFloat())) << code;
+  }
+  // Past the range the cache saturates (CUDA's __NV_SATFINITE).
+  EXPECT_EQ(mwrt::formulas::floatToF8E4M3Bits(1000.0f), 0x7e);
+  EXPECT_EQ(roundToKind(ElemKind::F8E4M3FN, -1e9f), -448.0f);
 }
 
 TEST(EvalRounding, RoundToKindMatchesReferenceOnRandomValues) {

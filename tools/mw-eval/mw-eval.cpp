@@ -17,6 +17,7 @@
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Eval/Evaluator.h"
 #include "memwall/InitMemwall.h"
+#include "mwrt/formulas.h"
 #include "mwrt/safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,6 +117,10 @@ static mwrt::DType toDType(ElemKind kind) {
     return mwrt::DType::I32;
   case ElemKind::I64:
     return mwrt::DType::I64;
+  case ElemKind::I8:
+    return mwrt::DType::I8;
+  case ElemKind::F8E4M3FN:
+    return mwrt::DType::F8_E4M3;
   }
   return mwrt::DType::F32;
 }
@@ -132,6 +137,10 @@ static std::optional<ElemKind> fromDType(mwrt::DType dtype) {
     return ElemKind::I32;
   case mwrt::DType::I64:
     return ElemKind::I64;
+  case mwrt::DType::I8:
+    return ElemKind::I8;
+  case mwrt::DType::F8_E4M3:
+    return ElemKind::F8E4M3FN;
   default:
     return std::nullopt;
   }
@@ -173,6 +182,16 @@ static mwrt::TensorData toTensorData(const Tensor &t) {
     case ElemKind::I64:
       append(&t.i[k], 8);
       break;
+    case ElemKind::I8: {
+      int8_t v = static_cast<int8_t>(t.i[k]);
+      append(&v, 1);
+      break;
+    }
+    case ElemKind::F8E4M3FN: {
+      uint8_t v = mwrt::formulas::floatToF8E4M3Bits(t.f[k]);
+      append(&v, 1);
+      break;
+    }
     }
   }
   return d;
@@ -202,6 +221,12 @@ static Tensor fromTensorData(const mwrt::TensorData &d, ElemKind kind) {
     }
     case ElemKind::I64:
       std::memcpy(&t.i[k], p + 8 * k, 8);
+      break;
+    case ElemKind::I8:
+      t.i[k] = static_cast<int8_t>(p[k]);
+      break;
+    case ElemKind::F8E4M3FN:
+      t.f[k] = mwrt::formulas::f8E4M3BitsToFloat(p[k]);
       break;
     }
   }
@@ -310,7 +335,7 @@ static LogicalResult checkSignature(FunctionOpInterface func) {
       return fail("argument #" + Twine(i) + " ('" + argumentName(func, i) +
                   "') has type " + llvm::formatv("{0}", type).str() +
                   "; mw-eval takes static tensors or memrefs of f32, f16, "
-                  "bf16, i32, i64");
+                  "bf16, i32, i64, i8, f8E4M3FN");
   }
   return success();
 }

@@ -109,6 +109,53 @@ cl::opt<bool> listPresets(
              "dimensions and parameter counts, and exit"),
     cl::cat(category));
 
+cl::opt<bool> logitsFlag(
+    "logits",
+    cl::desc("gpt and llama: @forward returns the logits [B, S, V] "
+             "(`logits`, role output) instead of the loss, and takes no "
+             "labels (the reference for --inference)"),
+    cl::cat(category));
+
+cl::OptionCategory inferenceCategory(
+    "inference steps (--inference) options, docs/inference.md");
+cl::opt<bool> inference(
+    "inference",
+    cl::desc("gpt and llama: emit @prefill and @decode over a paged KV "
+             "cache instead of @forward, with the same parameters"),
+    cl::cat(inferenceCategory));
+cl::opt<int64_t> maxBatch("max-batch", cl::value_desc("B"),
+                          cl::desc("Sequences per step (default: --batch)"),
+                          cl::init(0), cl::cat(inferenceCategory));
+cl::opt<int64_t> maxSeq(
+    "max-seq", cl::value_desc("S"),
+    cl::desc("Tokens one sequence may hold, prompt and generated (default "
+             "and at most: --seq)"),
+    cl::init(0), cl::cat(inferenceCategory));
+cl::opt<int64_t> promptLen(
+    "prompt-len", cl::value_desc("P"),
+    cl::desc("@prefill's tokens per sequence: prompts are left-padded to it "
+             "(default: --max-seq)"),
+    cl::init(0), cl::cat(inferenceCategory));
+cl::opt<int64_t> block("block", cl::value_desc("N"),
+                       cl::desc("Tokens per KV cache block (default 16)"),
+                       cl::init(16), cl::cat(inferenceCategory));
+cl::opt<int64_t> kvBlocks(
+    "kv-blocks", cl::value_desc("N"),
+    cl::desc("Blocks per layer's cache (default: max-batch * "
+             "ceil(max-seq / block), every sequence at full length)"),
+    cl::init(0), cl::cat(inferenceCategory));
+cl::opt<std::string> kvDType(
+    "kv-dtype", cl::value_desc("T"),
+    cl::desc("The cache's element type: f32, bf16, f16, int8 or fp8e4m3 "
+             "(default: --dtype)"),
+    cl::cat(inferenceCategory));
+cl::list<double> kvScale(
+    "kv-scale", cl::value_desc("S[,S...]"), cl::CommaSeparated,
+    cl::desc("int8 and fp8e4m3: the quantization scale of every layer's "
+             "keys and values, one for all heads or one per head (default "
+             "1/32 for int8, 1 for fp8e4m3)"),
+    cl::cat(inferenceCategory));
+
 cl::OptionCategory trainCategory("training step (--train) options");
 cl::opt<bool> train(
     "train",
@@ -158,6 +205,17 @@ cl::opt<double> lossScaleMin("loss-scale-min",
                                       "(default 1)"),
                              cl::init(1.0), cl::cat(trainCategory));
 } // namespace
+
+/// `v` in as few digits as read back as the same double ("0.03125").
+static std::string shortest(double v) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
 
 static int error(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "mw-models") << message << "\n";
@@ -221,6 +279,15 @@ OUTPUT:
   mw.matmul {transpose_rhs}, mw.mul by 1/sqrt(head_dim), mw.add of a causal
   [S, S] mask (gpt, llama; 0 / -inf), mw.softmax and mw.matmul.
   No weights are materialized: generating gpt3-175b takes well under a second.
+
+  With --inference (gpt, llama), @prefill and @decode instead: the same
+  parameters, a key and a value cache per layer ([blocks, block, heads,
+  head_dim], role kv_cache, `h.N.attn.k_cache` / `model.layers.N.self_attn.
+  k_cache`), and the inputs tokens and positions [B, T], slot_mapping [B*T],
+  block_tables [B, ceil(max-seq/block)] and context_lens [B] (i32); T is
+  --prompt-len for @prefill (prompts left-padded) and 1 for @decode. Both
+  return the last token's logits [B, V] and the updated caches.
+  See docs/inference.md.
 )";
   return out;
 }
@@ -239,7 +306,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   static const std::string extra = familyHelp();
   cl::extrahelp extraHelp(extra);
-  cl::HideUnrelatedOptions({&category, &trainCategory});
+  cl::HideUnrelatedOptions({&category, &inferenceCategory, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Memwall model generator: emits a model's forward step (returning the "
@@ -312,6 +379,36 @@ int main(int argc, char **argv) {
       return error("--attention does not apply to the mlp family");
     config.attention = attention;
   }
+  config.logits = logitsFlag;
+
+  InferenceConfig inferenceConfig;
+  bool inferenceOptionGiven = false;
+  for (cl::Option *o : std::initializer_list<cl::Option *>{
+           &maxBatch, &maxSeq, &promptLen, &block, &kvBlocks, &kvDType,
+           static_cast<cl::Option *>(std::addressof(kvScale))})
+    inferenceOptionGiven |= o->getNumOccurrences() > 0;
+  if (inferenceOptionGiven && !inference)
+    return error("inference options need --inference");
+  if (inference) {
+    if (train)
+      return error("--inference and --train emit different steps; choose "
+                   "one");
+    if (config.attention != AttentionKind::Fused)
+      return error("--inference attends with mw.paged_attention; "
+                   "--attention=unfused is for training steps");
+    inferenceConfig.maxBatch = maxBatch;
+    inferenceConfig.maxSeq = maxSeq;
+    inferenceConfig.promptLen = promptLen;
+    inferenceConfig.block = block;
+    inferenceConfig.numBlocks = kvBlocks;
+    inferenceConfig.kvScales.assign(kvScale.begin(), kvScale.end());
+    if (kvDType.getNumOccurrences()) {
+      inferenceConfig.kvDType = parseKvDType(kvDType);
+      if (!inferenceConfig.kvDType)
+        return error("unknown --kv-dtype '" + kvDType +
+                     "' (expected f32, bf16, f16, int8 or fp8e4m3)");
+    }
+  }
 
   bool trainOptionGiven = false;
   for (cl::Option *o : std::initializer_list<cl::Option *>{
@@ -348,15 +445,21 @@ int main(int argc, char **argv) {
   std::string message;
   if (failed(validate(config, message)))
     return error(message);
+  if (inference && failed(resolveInference(config, inferenceConfig, message)))
+    return error(message);
 
   MLIRContext context;
-  FailureOr<OwningOpRef<ModuleOp>> module = buildModel(context, config);
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      inference ? buildInferenceModel(context, config, inferenceConfig)
+                : buildModel(context, config);
   if (failed(module))
     return 1;
   if (failed(verify(**module)))
     return error("the generated module does not verify (a bug in mw-models, "
                  "or in the mw dialect's verifiers)");
-  int64_t paramCount = countParams(**module);
+  // @prefill and @decode take the same parameters: count them once.
+  int64_t paramCount =
+      inference ? expectedParamCount(config) : countParams(**module);
   if (train) {
     mw::MwAutodiffOptions options;
     options.optimizer = optimizer;
@@ -400,6 +503,21 @@ int main(int argc, char **argv) {
       regenerate += (regenerate.empty() ? "" : " ") + arg.str();
     }
     presetNote += ", with @train_step";
+  }
+  if (inference) {
+    // The inference flags are not part of the model's configuration.
+    const InferenceConfig &ic = inferenceConfig;
+    regenerate += llvm::formatv(
+        " --inference --max-batch {0} --max-seq {1} --prompt-len {2} "
+        "--block {3} --kv-blocks {4} --kv-dtype {5}",
+        ic.maxBatch, ic.maxSeq, ic.promptLen, ic.block, ic.numBlocks,
+        stringifyKvDType(*ic.kvDType));
+    if (kvScale.getNumOccurrences()) {
+      regenerate += " --kv-scale ";
+      for (auto [i, s] : llvm::enumerate(ic.kvScales))
+        regenerate += (i ? "," : "") + shortest(s);
+    }
+    presetNote += ", @prefill and @decode";
   }
   OpPrintingFlags flags;
   if (emitLocations)

@@ -24,17 +24,20 @@
 
 namespace mlir::mw::eval {
 
-/// Element types the evaluator holds.
-enum class ElemKind { F32, F16, BF16, I32, I64 };
+/// Element types the evaluator holds. I8 and F8E4M3FN are the quantized KV
+/// cache's (mw.kv_cache_write, mw.paged_attention): I8 is an integer kind,
+/// F8E4M3FN a float kind held as its exact f32 value.
+enum class ElemKind { F32, F16, BF16, I32, I64, I8, F8E4M3FN };
 
-/// "f32", "f16", "bf16", "i32", "i64".
+/// "f32", "f16", "bf16", "i32", "i64", "i8", "f8E4M3FN".
 const char *elemKindName(ElemKind kind);
 /// The kind of an MLIR element type, or failure for an unsupported one.
 FailureOr<ElemKind> elemKindOf(Type elementType);
 /// The MLIR element type of `kind`.
 Type elemTypeOf(MLIRContext *ctx, ElemKind kind);
 inline bool isFloatKind(ElemKind k) {
-  return k == ElemKind::F32 || k == ElemKind::F16 || k == ElemKind::BF16;
+  return k == ElemKind::F32 || k == ElemKind::F16 || k == ElemKind::BF16 ||
+         k == ElemKind::F8E4M3FN;
 }
 
 /// Rounds `value` to the nearest `kind` value (ties to even) and returns it

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::mw::models {
 
@@ -79,6 +80,10 @@ struct ModelConfig {
   bool rotary = false;
   /// Not MLP: fused `mw.attention` or the unfused op sequence.
   AttentionKind attention = AttentionKind::Fused;
+  /// GPT and Llama: @forward returns the logits [B, S, V] (`logits`, role
+  /// output) instead of the loss, and takes no labels: the reference that
+  /// inference steps are checked against.
+  bool logits = false;
 
   bool operator==(const ModelConfig &other) const;
   bool operator!=(const ModelConfig &other) const { return !(*this == other); }
@@ -129,6 +134,48 @@ LogicalResult validate(const ModelConfig &config, std::string &error);
 ///   MLP:      sum over layers of (in*out + out).
 /// Returns -1 when the count overflows int64 (validate rejects such configs).
 int64_t expectedParamCount(const ModelConfig &config);
+
+/// The element type of an inference step's KV cache.
+enum class KvDType { F32, BF16, F16, Int8, Fp8E4M3 };
+/// "f32", "bf16", "f16", "int8", "fp8e4m3".
+llvm::StringRef stringifyKvDType(KvDType dtype);
+std::optional<KvDType> parseKvDType(llvm::StringRef name);
+
+/// The shape of the inference steps (docs/inference.md). Zero means the
+/// default given with each field.
+struct InferenceConfig {
+  /// Sequences per step (0: the model's batch).
+  int64_t maxBatch = 0;
+  /// Tokens a sequence may hold, prompt and generated (0: the model's seq;
+  /// at most seq, the learned positions of gpt and the rotary tables).
+  int64_t maxSeq = 0;
+  /// The length prompts are left-padded to in @prefill (0: maxSeq).
+  int64_t promptLen = 0;
+  /// Tokens per cache block.
+  int64_t block = 16;
+  /// Blocks of each layer's cache (0: maxBatch * ceil(maxSeq / block), every
+  /// sequence at full length; --mw-kv-plan resizes it).
+  int64_t numBlocks = 0;
+  /// The cache's element type (nullopt: the model's dtype).
+  std::optional<KvDType> kvDType;
+  /// The quantization scales of an int8 or fp8 cache, for every layer: one
+  /// for all heads or one per head (empty: 1/32 for int8, 1 for fp8).
+  std::vector<double> kvScales;
+};
+
+/// Checks `inference` against `config` (gpt or llama; sizes positive,
+/// promptLen <= maxSeq <= seq, a scale only for a quantized cache) and
+/// fills in its defaults.
+LogicalResult resolveInference(const ModelConfig &config,
+                               InferenceConfig &inference, std::string &error);
+
+/// Builds `module { func.func @prefill(...) func.func @decode(...) }`: the
+/// inference steps of `config` over a paged KV cache (docs/inference.md),
+/// with the training model's parameters (same names, shapes and roles).
+/// `inference` must have been resolved.
+FailureOr<OwningOpRef<ModuleOp>>
+buildInferenceModel(MLIRContext &context, const ModelConfig &config,
+                    const InferenceConfig &inference);
 
 /// Builds `module { func.func @forward(...) }` for `config`. Emits an error
 /// diagnostic (at an unknown location) and fails when the config does not

@@ -16,13 +16,15 @@ using namespace mlir;
 namespace fb = flatbuffers;
 
 static const char *dtypeName(mwplan::DType dtype) {
-  static const char *names[] = {"f32", "f16", "bf16", "i32", "i64"};
+  static const char *names[] = {"f32", "f16", "bf16", "i32",
+                                "i64", "i8",  "f8E4M3FN"};
   return names[static_cast<int>(dtype)];
 }
 
 static const char *roleName(mwplan::Role role) {
   static const char *names[] = {
-      "none", "param", "input", "label", "optimizer_state", "grad", "output"};
+      "none", "param", "input", "label", "optimizer_state", "grad", "output",
+      "kv_cache"};
   return names[static_cast<int>(role)];
 }
 

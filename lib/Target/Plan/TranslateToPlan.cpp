@@ -137,6 +137,10 @@ static std::optional<mwplan::DType> toDType(Type type) {
     return mwplan::DType::I32;
   if (type.isSignlessInteger(64))
     return mwplan::DType::I64;
+  if (type.isSignlessInteger(8))
+    return mwplan::DType::I8;
+  if (isa<Float8E4M3FNType>(type))
+    return mwplan::DType::F8E4M3FN;
   return std::nullopt;
 }
 
@@ -150,6 +154,9 @@ static int64_t dtypeBytes(mwplan::DType dtype) {
     return 4;
   case mwplan::DType::I64:
     return 8;
+  case mwplan::DType::I8:
+  case mwplan::DType::F8E4M3FN:
+    return 1;
   }
   llvm_unreachable("unknown dtype");
 }
@@ -164,7 +171,7 @@ static FailureOr<Layout> getLayout(Location loc, Type type, const Twine &what) {
   if (!dtype)
     return emitError(loc) << what
                           << " has an element type the runtime does not take: "
-                          << type << " (f32, f16, bf16, i32, i64)";
+                          << type << " (f32, f16, bf16, i32, i64, i8, f8E4M3FN)";
   if (!memref.hasStaticShape())
     return emitError(loc) << what << " has a dynamic shape: " << type;
   Layout layout{*dtype, llvm::to_vector(memref.getShape()), {}, 0};
@@ -193,6 +200,8 @@ static mwplan::Role getRole(DictionaryAttr attrs) {
     return mwplan::Role::Grad;
   case mw::Role::output:
     return mwplan::Role::Output;
+  case mw::Role::kv_cache:
+    return mwplan::Role::KvCache;
   }
   llvm_unreachable("unknown role");
 }
@@ -548,6 +557,11 @@ PlanBuilder::convertAttr(Operation *op, NamedAttribute named) {
               return mwplan::AttrKind::Ints;
             })
             .Case([&](DenseF64ArrayAttr a) {
+              floats.emplace(a.asArrayRef().begin(), a.asArrayRef().end());
+              return mwplan::AttrKind::Floats;
+            })
+            // The KV cache ops' quantization scales (exact in f64).
+            .Case([&](DenseF32ArrayAttr a) {
               floats.emplace(a.asArrayRef().begin(), a.asArrayRef().end());
               return mwplan::AttrKind::Floats;
             })

@@ -198,6 +198,83 @@ inline float intTo(FloatFormat format, int64_t value) {
   return roundTo(format, value < 0 ? -f : f);
 }
 
+//===----------------------------------------------------------------------===//
+// KV cache elements: f8E4M3FN and the int8 / fp8 quantization of
+// mw.kv_cache_write, dequantized by mw.paged_attention (docs/inference.md)
+//===----------------------------------------------------------------------===//
+
+/// f32 to f8E4M3FN (1 sign, 4 exponent bits with bias 7, 3 significand
+/// bits; no infinities, S.1111.111 is NaN, the largest finite is 448):
+/// round to nearest, ties to even, saturating: anything of magnitude >= 448,
+/// infinities included, becomes +-448 (CUDA's __NV_SATFINITE); a NaN stays
+/// NaN (0x7f with the sign).
+MWRT_HD uint8_t floatToF8E4M3Bits(float value) {
+  uint32_t u = floatBits(value);
+  uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) // NaN
+    return sign | 0x7fu;
+  if (a >= 0x43e00000u) // >= 448
+    return sign | 0x7eu;
+  if (a >= 0x3c800000u) { // a normal f8 (>= 2^-6): rebias 127 -> 7
+    uint32_t r = a + 0x7ffffu + ((a >> 20) & 1u) - (120u << 23);
+    return sign | static_cast<uint8_t>(r >> 20);
+  }
+  if (a <= 0x3a800000u) // <= 2^-10, half the smallest subnormal: rounds to 0
+    return sign;
+  // A subnormal f8: the significand in units of 2^-9, rounded.
+  uint32_t exponent = a >> 23, mantissa = (a & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 141 - exponent; // in [21, 24]
+  uint32_t q = mantissa >> shift, rem = mantissa & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u)))
+    ++q; // may carry into the smallest normal, which is the right encoding
+  return sign | static_cast<uint8_t>(q);
+}
+MWRT_HD float f8E4M3BitsToFloat(uint8_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x80u) << 24;
+  uint32_t exponent = (bits >> 3) & 0xfu, mantissa = bits & 0x7u;
+  if (exponent == 0xf && mantissa == 0x7)
+    return bitsFloat(sign | 0x7fc00000u);
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-9, exact in f32
+    float v = static_cast<float>(mantissa) * 0.001953125f;
+    return sign ? -v : v;
+  }
+  return bitsFloat(sign | ((exponent + 120) << 23) | (mantissa << 20));
+}
+MWRT_HD float roundToF8E4M3(float v) {
+  return f8E4M3BitsToFloat(floatToF8E4M3Bits(v));
+}
+
+/// The int8 code of `x` under `scale`: x / scale rounded to nearest (ties
+/// to even) and clamped to [-127, 127] (symmetric: -128 is never written);
+/// a NaN becomes 0.
+MWRT_HD int8_t quantizeI8(float x, float scale) {
+  float q = x / scale;
+  if (isNaN(q))
+    return 0;
+  if (q >= 127.0f)
+    return 127;
+  if (q <= -127.0f)
+    return -127;
+#if defined(__CUDA_ARCH__)
+  return static_cast<int8_t>(::rintf(q));
+#else
+  return static_cast<int8_t>(std::nearbyint(q));
+#endif
+}
+/// The f8E4M3FN code of `x` under `scale`: x / scale, saturating.
+MWRT_HD uint8_t quantizeF8E4M3(float x, float scale) {
+  return floatToF8E4M3Bits(x / scale);
+}
+/// Dequantization: the code's value times its scale, in f32.
+MWRT_HD float dequantizeI8(int8_t q, float scale) {
+  return static_cast<float>(q) * scale;
+}
+MWRT_HD float dequantizeF8E4M3(uint8_t bits, float scale) {
+  return f8E4M3BitsToFloat(bits) * scale;
+}
+
 /// An integer wrapped to 32 bits (two's complement), as a machine would.
 MWRT_HD int64_t wrapToI32(int64_t v) {
   return static_cast<int32_t>(static_cast<uint32_t>(v));

@@ -68,7 +68,9 @@ private:
 // OpKind, kNumOpKinds, opKindName and parseOpKind: the ops of the mw dialect,
 // generated from its ODS (mwrt/op_table.h).
 
-/// Whether the kernels take `dtype`: F32, F16, BF16, I32 and I64.
+/// Whether the kernels take `dtype`: F32, F16, BF16, I32 and I64, and the
+/// quantized KV cache's I8 and F8_E4M3, which only mw.kv_cache_write and
+/// mw.paged_attention accept.
 bool isKernelDType(DType dtype);
 
 /// A tensor in memory, as a plan binds it: element `index` (row-major index

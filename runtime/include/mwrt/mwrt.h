@@ -56,6 +56,9 @@ typedef enum mwrt_dtype {
   MWRT_BF16 = 2,
   MWRT_I32 = 3,
   MWRT_I64 = 4,
+  /* The quantized KV cache's codes (docs/inference.md). */
+  MWRT_I8 = 5,
+  MWRT_F8E4M3 = 6,
 } mwrt_dtype;
 
 /* A loaded, verified and validated plan; immutable. */

@@ -78,12 +78,14 @@ enum class OpKind {
   Select,
   LossScaleUpdate,
   Wait,
+  KvCacheWrite,
+  PagedAttention,
   MeshAllReduce,
   MeshReduceScatter,
   MeshAllGather,
   MeshAllSlice,
 };
-inline constexpr int kNumOpKinds = 58;
+inline constexpr int kNumOpKinds = 60;
 
 /// X(Kind, "mw.name", minOperands, maxOperands, minResults, maxResults, Alias,
 ///   "attribute names", Kernel): max -1 means variadic; Alias says whether a
@@ -145,6 +147,8 @@ inline constexpr int kNumOpKinds = 58;
   X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select) \
   X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace, "window hysteresis min_scale factor", LossScaleUpdate) \
   X(Wait, "mw.wait", 1, -1, 1, 1, InPlace, "", Wait) \
+  X(KvCacheWrite, "mw.kv_cache_write", 3, 3, 1, 1, InPlace, "scale", KvCacheWrite) \
+  X(PagedAttention, "mw.paged_attention", 5, 5, 1, 1, None, "scale k_scale v_scale", PagedAttention) \
   X(MeshAllReduce, "mesh.all_reduce", 1, 1, 1, 1, None, "mesh mesh_axes reduction", AllReduce) \
   X(MeshReduceScatter, "mesh.reduce_scatter", 1, 1, 1, 1, None, "mesh mesh_axes reduction scatter_axis", ReduceScatter) \
   X(MeshAllGather, "mesh.all_gather", 1, 1, 1, 1, None, "mesh mesh_axes gather_axis", AllGather) \

@@ -33,7 +33,10 @@
 namespace mwrt {
 
 /// What a persistent buffer or result holds (mwplan.Role).
-enum class Role { None, Param, Input, Label, OptimizerState, Grad, Output };
+/// KvCache: an inference step's paged KV cache (docs/inference.md).
+enum class Role {
+  None, Param, Input, Label, OptimizerState, Grad, Output, KvCache
+};
 
 /// "param", "input", ... as the mw dialect spells the role.
 const char *roleName(Role role);

@@ -25,9 +25,10 @@
 namespace mwrt {
 
 /// Element types Memwall exchanges. The safetensors format knows more (I16,
-/// U32, F8_E4M3, ...); files holding those are rejected with a message naming
-/// the dtype rather than misread.
-enum class DType { F32, F16, BF16, I32, I64, F64, I8, U8, BOOL };
+/// U32, F8_E5M2, ...); files holding those are rejected with a message naming
+/// the dtype rather than misread. F8_E4M3 is MLIR's f8E4M3FN (the quantized
+/// KV cache's), as in PyTorch's float8_e4m3fn.
+enum class DType { F32, F16, BF16, I32, I64, F64, I8, U8, BOOL, F8_E4M3 };
 
 /// The safetensors spelling of `dtype`: "F32", "F16", "BF16", ...
 const char *dtypeName(DType dtype);

@@ -130,6 +130,10 @@ mwrt_status checkTensor(const KernelCall &c, const TensorRef &t,
   if (!isKernelDType(t.dtype))
     return c.fail(what, " has dtype ", dtypeName(t.dtype),
                   "; the kernels take f32, f16, bf16, i32 and i64");
+  if (isQuantizedCache(t.dtype) && c.op != OpKind::KvCacheWrite &&
+      c.op != OpKind::PagedAttention)
+    return c.fail(what, " has dtype ", typeName(t.dtype),
+                  ", which only the KV cache ops take");
   if (!t.strides.empty() && t.strides.size() != t.shape.size())
     return c.fail(what, " has ", t.strides.size(), " strides for rank ",
                   t.shape.size());
@@ -217,7 +221,8 @@ mwrt_status checkCall(const OpSpec &spec, const KernelCall &c) {
 
 bool mwrt::isKernelDType(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 ||
-         dtype == DType::I32 || dtype == DType::I64;
+         dtype == DType::I32 || dtype == DType::I64 || dtype == DType::I8 ||
+         dtype == DType::F8_E4M3;
 }
 
 int64_t TensorRef::numElements() const { return product(shape); }

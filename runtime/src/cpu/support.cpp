@@ -28,6 +28,10 @@ const char *typeName(DType t) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::I8:
+    return "i8";
+  case DType::F8_E4M3:
+    return "f8E4M3FN";
   default:
     return dtypeName(t);
   }

@@ -303,6 +303,31 @@ void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
 // attention.cpp
 mwrt_status runAttention(KernelCall &c);
 mwrt_status runAttentionGrad(KernelCall &c);
+// kv_cache.cpp: the paged KV cache (docs/inference.md). The checks are
+// shared with the CUDA backend, which runs the same ones on the host.
+bool isQuantizedCache(DType t);
+/// A cache op's scales attribute `name` (k_scale, ...): given exactly for
+/// i8 and f8E4M3FN caches, 1 or `heads` positive finite values; empty for a
+/// float cache.
+mwrt_status getCacheScales(const KernelCall &c, const char *name, DType cache,
+                           int64_t heads, std::vector<float> &scales);
+mwrt_status checkKvCacheWrite(const KernelCall &c, std::vector<float> &scales);
+/// Every slot is -1 or in [0, blocks * blockSize).
+mwrt_status checkSlots(const KernelCall &c, const int64_t *slots, int64_t n,
+                       int64_t blocks, int64_t blockSize);
+struct PagedAttentionDims {
+  int64_t batch, queryHeads, tokens, headDim;
+  int64_t blocks, blockSize, kvHeads, maxBlocks;
+  float scale;
+  std::vector<float> kScale, vScale;
+};
+mwrt_status checkPagedAttention(const KernelCall &c, PagedAttentionDims &a);
+/// Every context length is in [0, MB*BS] and every block table entry below
+/// it in [0, NB).
+mwrt_status checkContexts(const KernelCall &c, const PagedAttentionDims &a,
+                          const int64_t *tables, const int64_t *lens);
+mwrt_status runKvCacheWrite(KernelCall &c);
+mwrt_status runPagedAttention(KernelCall &c);
 // shape_ops.cpp
 mwrt_status runReshape(KernelCall &c);
 mwrt_status runTranspose(KernelCall &c);

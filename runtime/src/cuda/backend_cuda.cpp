@@ -65,6 +65,19 @@ bool envOff(const char *name) {
   return v && std::strcmp(v, "0") == 0;
 }
 
+/// A cache op's scales (cpu::getCacheScales's) for the kernels.
+mwrt_status cacheScales(const cpu::KernelCall &c,
+                        const std::vector<float> &scales, CacheScales &out) {
+  if (scales.size() > static_cast<size_t>(kMaxCacheScales))
+    return setError(MWRT_UNAVAILABLE,
+                    "'" + std::string(opKindName(c.op)) +
+                        "': the CUDA backend takes at most " +
+                        std::to_string(kMaxCacheScales) + " scales");
+  out.count = static_cast<int>(scales.size());
+  std::copy(scales.begin(), scales.end(), out.values);
+  return MWRT_OK;
+}
+
 /// The bytes [first, last) a tensor's elements may touch.
 std::pair<const char *, const char *> extent(const TDesc &t, int elemSize) {
   int64_t hi = 0;
@@ -277,10 +290,13 @@ public:
         "'mw.cross_entropy': a label is out of range",
         "integer division by zero",
         "'mw.cast': a value is not finite or out of range",
-        "'mw.adamw': step must be >= 1 (the 1-based count of this update)"};
+        "'mw.adamw': step must be >= 1 (the 1-based count of this update)",
+        "'mw.kv_cache_write': a slot is outside the cache",
+        "'mw.paged_attention': a context length or a block table entry is "
+        "outside the cache"};
     return setError(MWRT_INVALID_ARGUMENT,
                     std::string("the CUDA kernels found bad data: ") +
-                        what[code < 6 ? code : 0]);
+                        what[code < 8 ? code : 0]);
   }
 
   /// cudaBackendStream (backend_cuda.h).
@@ -750,12 +766,16 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
   if (k.ins.size() < minIns || k.outs.size() < minOuts)
     return c.fail("expects at least ", minIns, " operands and ", minOuts,
                   " results, got ", k.ins.size(), " and ", k.outs.size());
-  for (const TensorRef &t : k.ins)
-    if (!isKernelDType(t.dtype))
-      return c.fail("unsupported element type");
-  for (const TensorRef &t : k.outs)
-    if (!isKernelDType(t.dtype))
-      return c.fail("unsupported element type");
+  bool cacheOp =
+      k.kind == OpKind::KvCacheWrite || k.kind == OpKind::PagedAttention;
+  for (const auto *list : {&k.ins, &k.outs})
+    for (const TensorRef &t : *list) {
+      if (!isKernelDType(t.dtype))
+        return c.fail("unsupported element type");
+      if (cpu::isQuantizedCache(t.dtype) && !cacheOp)
+        return c.fail("has a ", cpu::typeName(t.dtype),
+                      " tensor, which only the KV cache ops take");
+    }
   auto in = [&](size_t i, TDesc &d) { return desc(k.ins[i], d); };
   auto out = [&](size_t i, TDesc &d) { return desc(k.outs[i], d); };
   const TensorRef &o0 = k.outs[0];
@@ -962,6 +982,46 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
         d, x, l, grad ? static_cast<const float *>(c.in(2).data) : nullptr,
         rows, classes, ignore, reinterpret_cast<float *>(base), errorFlag,
         stream));
+    return MWRT_OK;
+  }
+  case OpKind::KvCacheWrite: {
+    std::vector<float> scales;
+    MWRT_TRY(cpu::checkKvCacheWrite(c, scales));
+    CacheScales sc;
+    MWRT_TRY(cacheScales(c, scales, sc));
+    TDesc d, v, slots;
+    MWRT_TRY(out(0, d));
+    MWRT_TRY(in(1, v));
+    MWRT_TRY(in(2, slots));
+    if (o0.data != c.in(0).data) { // out of place: start from the old cache
+      TDesc old;
+      MWRT_TRY(in(0, old));
+      MWRT_CUDA_CHECK(launchCopy(d, old, size0, stream));
+    }
+    MWRT_CUDA_CHECK(launchKvCacheWrite(d, v, slots, c.in(1).shape[0], sc,
+                                       errorFlag, stream));
+    return MWRT_OK;
+  }
+  case OpKind::PagedAttention: {
+    cpu::PagedAttentionDims a;
+    MWRT_TRY(cpu::checkPagedAttention(c, a));
+    if (a.headDim > kMaxHeadDim)
+      return setError(MWRT_UNAVAILABLE,
+                      "'mw.paged_attention': the CUDA backend takes head "
+                      "dimensions <= " +
+                          std::to_string(kMaxHeadDim));
+    CacheScales ks, vs;
+    MWRT_TRY(cacheScales(c, a.kScale, ks));
+    MWRT_TRY(cacheScales(c, a.vScale, vs));
+    TDesc d, q, kc, vc, tables, lens;
+    MWRT_TRY(out(0, d));
+    MWRT_TRY(in(0, q));
+    MWRT_TRY(in(1, kc));
+    MWRT_TRY(in(2, vc));
+    MWRT_TRY(in(3, tables));
+    MWRT_TRY(in(4, lens));
+    MWRT_CUDA_CHECK(launchPagedAttention(d, q, kc, vc, tables, lens, a.scale,
+                                         ks, vs, errorFlag, stream));
     return MWRT_OK;
   }
   case OpKind::Attention: case OpKind::AttentionGrad: {

@@ -28,7 +28,8 @@ inline constexpr int kMaxRank = 8;
 inline constexpr int kMaxHeadDim = 256;
 
 /// Element types, numbered as mwrt::DType.
-enum : int { kF32 = 0, kF16 = 1, kBF16 = 2, kI32 = 3, kI64 = 4 };
+enum : int { kF32 = 0, kF16 = 1, kBF16 = 2, kI32 = 3, kI64 = 4, kI8 = 6,
+             kF8E4M3 = 9 };
 
 struct TDesc {
   char *data = nullptr;
@@ -46,6 +47,18 @@ enum DeviceError : int {
   kErrDivZero = 3,    ///< integer division by zero
   kErrCastRange = 4,  ///< float to integer cast not finite or out of range
   kErrAdamStep = 5,   ///< adamw step < 1
+  kErrSlot = 6,       ///< kv_cache_write slot outside the cache
+  kErrContext = 7,    ///< paged_attention context length or block table
+                      ///< entry outside the cache
+};
+
+/// Most quantization scales (key/value heads) the cache kernels take.
+inline constexpr int kMaxCacheScales = 256;
+/// A cache op's scales, passed by value: one per head, or one for all, or
+/// none (count 0: a float cache).
+struct CacheScales {
+  int count = 0;
+  float values[kMaxCacheScales] = {};
 };
 
 /// launchElementwise's op for mw.cast; any other op is an OpKind with a
@@ -120,6 +133,22 @@ cudaError_t launchAttentionGrad(const TDesc &dq, const TDesc &dk,
                                 int64_t bh, int64_t sq, int64_t sk, int64_t d,
                                 int64_t dv, float scale, bool causal,
                                 float *scratch, cudaStream_t s);
+/// mw.kv_cache_write into `cache` [NB, BS, H, D] (already holding the old
+/// cache) of `values` [N, H, D] at `slots` [N]; a slot outside the cache is
+/// kErrSlot (the others are written).
+cudaError_t launchKvCacheWrite(const TDesc &cache, const TDesc &values,
+                               const TDesc &slots, int64_t n,
+                               const CacheScales &scales, int *err,
+                               cudaStream_t s);
+/// mw.paged_attention, one thread per query row (the CPU's loops, scores
+/// recomputed instead of kept); a bad context length or block table entry
+/// is kErrContext and zeros the row.
+cudaError_t launchPagedAttention(const TDesc &out, const TDesc &q,
+                                 const TDesc &kc, const TDesc &vc,
+                                 const TDesc &tables, const TDesc &lens,
+                                 float scale, const CacheScales &kScales,
+                                 const CacheScales &vScales, int *err,
+                                 cudaStream_t s);
 /// The tensors of one adamw: param, grad, m, v in; new param, m, v out.
 struct AdamArgs {
   TDesc p, g, m, v, np, nm, nv;

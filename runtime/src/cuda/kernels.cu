@@ -534,6 +534,114 @@ struct AttnArgs {
   TDesc q, k, v, out, lse, dout, dq, dk, dv;
 };
 
+// The paged KV cache: elements stored and dequantized as on the CPU
+// (mwrt/formulas.h), through the cache's strides.
+__device__ __forceinline__ float cacheScale(const CacheScales &sc, int64_t h) {
+  return sc.count == 0 ? 1.0f : sc.values[sc.count == 1 ? 0 : h];
+}
+__device__ __forceinline__ float loadCache(const TDesc &t, int64_t off,
+                                           float scale) {
+  if (t.dtype == kI8)
+    return formulas::dequantizeI8(reinterpret_cast<const int8_t *>(t.data)[off],
+                                  scale);
+  if (t.dtype == kF8E4M3)
+    return formulas::dequantizeF8E4M3(
+        reinterpret_cast<const uint8_t *>(t.data)[off], scale);
+  return loadF(t, off);
+}
+__device__ __forceinline__ void storeCache(const TDesc &t, int64_t off,
+                                           float x, float scale) {
+  if (t.dtype == kI8)
+    reinterpret_cast<int8_t *>(t.data)[off] = formulas::quantizeI8(x, scale);
+  else if (t.dtype == kF8E4M3)
+    reinterpret_cast<uint8_t *>(t.data)[off] =
+        formulas::quantizeF8E4M3(x, scale);
+  else
+    storeF(t, off, x);
+}
+__device__ __forceinline__ int64_t cacheOffset(const TDesc &t, int64_t block,
+                                               int64_t slot, int64_t h) {
+  return block * t.strides[0] + slot * t.strides[1] + h * t.strides[2];
+}
+
+/// One thread per element written: token t, head h, element j.
+__global__ void kvCacheWriteKernel(TDesc cache, TDesc values, TDesc slots,
+                                   int64_t n, CacheScales sc, int *err) {
+  int64_t bs = cache.shape[1], heads = cache.shape[2], d = cache.shape[3];
+  int64_t capacity = cache.shape[0] * bs;
+  MW_FOR(e, n * heads * d) {
+    int64_t t = e / (heads * d), h = (e / d) % heads, j = e % d;
+    int64_t slot = loadI(slots, offsetOf(slots, t));
+    if (slot == -1)
+      continue;
+    if (slot < 0 || slot >= capacity) {
+      raise(err, kErrSlot);
+      continue;
+    }
+    int64_t off = cacheOffset(cache, slot / bs, slot % bs, h) +
+                  j * cache.strides[3];
+    storeCache(cache, off, at(values, e), cacheScale(sc, h));
+  }
+}
+
+struct PagedArgs {
+  TDesc out, q, kc, vc, tables, lens;
+  float scale;
+};
+
+/// One thread per query row (sequence s, head h, token i).
+__global__ void pagedAttentionKernel(PagedArgs a, CacheScales ks,
+                                     CacheScales vs, int *err) {
+  int64_t hq = a.q.shape[1], t = a.q.shape[2], d = a.q.shape[3];
+  int64_t nb = a.kc.shape[0], bs = a.kc.shape[1], hkv = a.kc.shape[2];
+  int64_t mb = a.tables.shape[1], group = hq / hkv;
+  MW_FOR(row, a.q.shape[0] * hq * t) {
+    int64_t s = row / (hq * t), h = (row / t) % hq, i = row % t;
+    int64_t g = h / group;
+    int64_t len = loadI(a.lens, offsetOf(a.lens, s));
+    int64_t pos = len - t + i;
+    bool bad = len < 0 || len > mb * bs;
+    for (int64_t blk = 0; !bad && blk * bs < len; ++blk) {
+      int64_t entry = loadI(a.tables, offsetOf(a.tables, s * mb + blk));
+      bad = entry < 0 || entry >= nb;
+    }
+    if (bad)
+      raise(err, kErrContext);
+    float acc[kMaxHeadDim];
+    for (int64_t e = 0; e < d; ++e)
+      acc[e] = 0.0f;
+    if (!bad && pos >= 0) {
+      float kScale = cacheScale(ks, g), vScale = cacheScale(vs, g);
+      auto score = [&](int64_t j) {
+        int64_t block = loadI(a.tables, offsetOf(a.tables, s * mb + j / bs));
+        int64_t base = cacheOffset(a.kc, block, j % bs, g);
+        float dot = 0.0f;
+        for (int64_t e = 0; e < d; ++e)
+          dot += at(a.q, row * d + e) *
+                 loadCache(a.kc, base + e * a.kc.strides[3], kScale);
+        return a.scale * dot;
+      };
+      float mx = -CUDART_INF_F;
+      for (int64_t j = 0; j <= pos; ++j) {
+        float sj = score(j);
+        mx = mx < sj ? sj : mx;
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j <= pos; ++j)
+        sum += expf(score(j) - mx);
+      for (int64_t j = 0; j <= pos; ++j) {
+        float p = expf(score(j) - mx) / sum;
+        int64_t block = loadI(a.tables, offsetOf(a.tables, s * mb + j / bs));
+        int64_t base = cacheOffset(a.vc, block, j % bs, g);
+        for (int64_t e = 0; e < d; ++e)
+          acc[e] += p * loadCache(a.vc, base + e * a.vc.strides[3], vScale);
+      }
+    }
+    for (int64_t e = 0; e < d; ++e)
+      put(a.out, row * d + e, acc[e]);
+  }
+}
+
 /// One thread per query row, the CPU's loops.
 __global__ void attentionKernel(AttnArgs a, int64_t bh, int64_t s, int64_t sk,
                                 int64_t d, int64_t dv, float scale,
@@ -843,6 +951,33 @@ cudaError_t launchNormGrad(const TDesc &dx, const TDesc &dgamma,
     return cudaSuccess;
   normGradColsKernel<<<gridFor(d), kBlock, 0, s>>>(
       a, dy, dgamma, dbeta ? *dbeta : dgamma, rows, d);
+  return cudaGetLastError();
+}
+
+cudaError_t launchKvCacheWrite(const TDesc &cache, const TDesc &values,
+                               const TDesc &slots, int64_t n,
+                               const CacheScales &scales, int *err,
+                               cudaStream_t s) {
+  int64_t total = n * cache.shape[2] * cache.shape[3];
+  if (total == 0)
+    return cudaSuccess;
+  kvCacheWriteKernel<<<gridFor(total), kBlock, 0, s>>>(cache, values, slots, n,
+                                                       scales, err);
+  return cudaGetLastError();
+}
+
+cudaError_t launchPagedAttention(const TDesc &out, const TDesc &q,
+                                 const TDesc &kc, const TDesc &vc,
+                                 const TDesc &tables, const TDesc &lens,
+                                 float scale, const CacheScales &kScales,
+                                 const CacheScales &vScales, int *err,
+                                 cudaStream_t s) {
+  int64_t rows = q.shape[0] * q.shape[1] * q.shape[2];
+  if (rows == 0)
+    return cudaSuccess;
+  PagedArgs a{out, q, kc, vc, tables, lens, scale};
+  pagedAttentionKernel<<<gridFor(rows), kBlock, 0, s>>>(a, kScales, vScales,
+                                                        err);
   return cudaGetLastError();
 }
 

@@ -253,6 +253,38 @@ func.func @attention_bf16_causal(%arg0: tensor<2x2x4x3xbf16>, %arg1: tensor<2x2x
   return %v4, %v5, %v6, %v7, %v8 : tensor<2x2x4x2xbf16>, tensor<2x2x4xf32>, tensor<2x2x4x3xbf16>, tensor<2x2x5x3xbf16>, tensor<2x2x5x2xbf16>
 }
 
+func.func @paged_attention_f32(%arg0: tensor<5x2x2x3xf32>, %arg1: tensor<5x2x2x3xf32>, %arg2: tensor<5x2x3xf32>, %arg3: tensor<5x2x3xf32>, %arg4: tensor<5xi32>, %arg5: tensor<2x4x2x3xf32>, %arg6: tensor<2x3xi32>, %arg7: tensor<2xi32>) -> (tensor<5x2x2x3xf32>, tensor<5x2x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>) {
+  %v8 = mw.kv_cache_write %arg0, %arg2, %arg4 : (tensor<5x2x2x3xf32>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xf32>
+  %v9 = mw.kv_cache_write %arg1, %arg3, %arg4 : (tensor<5x2x2x3xf32>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xf32>
+  %v10 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xf32>, tensor<5x2x2x3xf32>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  %v11 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {scale = 0.9 : f64} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xf32>, tensor<5x2x2x3xf32>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  return %v8, %v9, %v10, %v11 : tensor<5x2x2x3xf32>, tensor<5x2x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>
+}
+
+func.func @paged_attention_bf16(%arg0: tensor<5x2x2x3xbf16>, %arg1: tensor<5x2x2x3xbf16>, %arg2: tensor<5x2x3xf32>, %arg3: tensor<5x2x3xf32>, %arg4: tensor<5xi32>, %arg5: tensor<2x4x2x3xf32>, %arg6: tensor<2x3xi32>, %arg7: tensor<2xi32>) -> (tensor<5x2x2x3xbf16>, tensor<5x2x2x3xbf16>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>) {
+  %v8 = mw.kv_cache_write %arg0, %arg2, %arg4 : (tensor<5x2x2x3xbf16>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xbf16>
+  %v9 = mw.kv_cache_write %arg1, %arg3, %arg4 : (tensor<5x2x2x3xbf16>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xbf16>
+  %v10 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xbf16>, tensor<5x2x2x3xbf16>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  %v11 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {scale = 0.9 : f64} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xbf16>, tensor<5x2x2x3xbf16>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  return %v8, %v9, %v10, %v11 : tensor<5x2x2x3xbf16>, tensor<5x2x2x3xbf16>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>
+}
+
+func.func @paged_attention_i8(%arg0: tensor<5x2x2x3xi8>, %arg1: tensor<5x2x2x3xi8>, %arg2: tensor<5x2x3xf32>, %arg3: tensor<5x2x3xf32>, %arg4: tensor<5xi32>, %arg5: tensor<2x4x2x3xf32>, %arg6: tensor<2x3xi32>, %arg7: tensor<2xi32>) -> (tensor<5x2x2x3xi8>, tensor<5x2x2x3xi8>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>) {
+  %v8 = mw.kv_cache_write %arg0, %arg2, %arg4 {scale = array<f32: 0.02, 0.03>} : (tensor<5x2x2x3xi8>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xi8>
+  %v9 = mw.kv_cache_write %arg1, %arg3, %arg4 {scale = array<f32: 0.02, 0.03>} : (tensor<5x2x2x3xi8>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xi8>
+  %v10 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {k_scale = array<f32: 0.02, 0.03>, v_scale = array<f32: 0.02, 0.03>} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xi8>, tensor<5x2x2x3xi8>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  %v11 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {k_scale = array<f32: 0.02, 0.03>, v_scale = array<f32: 0.02, 0.03>, scale = 0.9 : f64} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xi8>, tensor<5x2x2x3xi8>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  return %v8, %v9, %v10, %v11 : tensor<5x2x2x3xi8>, tensor<5x2x2x3xi8>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>
+}
+
+func.func @paged_attention_f8E4M3FN(%arg0: tensor<5x2x2x3xf8E4M3FN>, %arg1: tensor<5x2x2x3xf8E4M3FN>, %arg2: tensor<5x2x3xf32>, %arg3: tensor<5x2x3xf32>, %arg4: tensor<5xi32>, %arg5: tensor<2x4x2x3xf32>, %arg6: tensor<2x3xi32>, %arg7: tensor<2xi32>) -> (tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x2x3xf8E4M3FN>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>) {
+  %v8 = mw.kv_cache_write %arg0, %arg2, %arg4 {scale = array<f32: 0.5>} : (tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xf8E4M3FN>
+  %v9 = mw.kv_cache_write %arg1, %arg3, %arg4 {scale = array<f32: 0.5>} : (tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x3xf32>, tensor<5xi32>) -> tensor<5x2x2x3xf8E4M3FN>
+  %v10 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {k_scale = array<f32: 0.5>, v_scale = array<f32: 0.5>} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x2x3xf8E4M3FN>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  %v11 = mw.paged_attention %arg5, %v8, %v9, %arg6, %arg7 {k_scale = array<f32: 0.5>, v_scale = array<f32: 0.5>, scale = 0.9 : f64} : (tensor<2x4x2x3xf32>, tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x2x3xf8E4M3FN>, tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x4x2x3xf32>
+  return %v8, %v9, %v10, %v11 : tensor<5x2x2x3xf8E4M3FN>, tensor<5x2x2x3xf8E4M3FN>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>
+}
+
 func.func @shape_ops(%arg0: tensor<2x3x4xbf16>, %arg1: tensor<3x1xi64>) -> (tensor<6x4xbf16>, tensor<4x2x3xbf16>, tensor<2x3x4xi64>, tensor<1x2x2xbf16>, tensor<2x6x4xbf16>) {
   %v2 = mw.reshape %arg0 : tensor<2x3x4xbf16> -> tensor<6x4xbf16>
   %v3 = mw.transpose %arg0 permutation = [2, 0, 1] : tensor<2x3x4xbf16> -> tensor<4x2x3xbf16>

@@ -35,8 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Element encodings
 # ---------------------------------------------------------------------------
 
-SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
-ST_NAMES = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i32": "I32", "i64": "I64"}
+SIZES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "i8": 1, "f8E4M3FN": 1}
+ST_NAMES = {"f32": "F32", "f16": "F16", "bf16": "BF16", "i32": "I32", "i64": "I64",
+            "i8": "I8", "f8E4M3FN": "F8_E4M3"}
 
 
 def bf16_bits(x):
@@ -48,7 +49,31 @@ def bf16_bits(x):
     return u >> 16
 
 
+def f8e4m3_bits(x):
+    """mwrt/formulas.h's floatToF8E4M3Bits on the f32 nearest to x."""
+    (u,) = struct.unpack("<I", struct.pack("<f", x))
+    sign, a = (u >> 24) & 0x80, u & 0x7FFFFFFF
+    if a > 0x7F800000:
+        return sign | 0x7F
+    if a >= 0x43E00000:
+        return sign | 0x7E
+    if a >= 0x3C800000:
+        return sign | (((a + 0x7FFFF + ((a >> 20) & 1)) - (120 << 23)) >> 20)
+    if a <= 0x3A800000:
+        return sign
+    shift = 141 - (a >> 23)
+    mant = (a & 0x7FFFFF) | 0x800000
+    q, rem, half = mant >> shift, mant & ((1 << shift) - 1), 1 << (shift - 1)
+    if rem > half or (rem == half and q & 1):
+        q += 1
+    return sign | q
+
+
 def encode(dtype, values):
+    if dtype == "i8":
+        return struct.pack("<%db" % len(values), *values)
+    if dtype == "f8E4M3FN":
+        return bytes(f8e4m3_bits(v) for v in values)
     if dtype == "f32":
         return struct.pack("<%df" % len(values), *values)
     if dtype == "f16":
@@ -316,6 +341,34 @@ def build_cases():
                           [(dt, [2, 2, 4, 3]), (dt, [2, 2, 5, 3]), (dt, [2, 2, 5, 2])], attrs)
         c.ret(o, lse, dq, dk, dv)
 
+    # the paged KV cache: writes (quantized for i8 and f8E4M3FN) into a cache
+    # of 5 blocks of 2 slots, then attention of T = 2 new tokens per
+    # sequence (sequence 1 shorter than T: its query 0 is padding) through
+    # scattered block tables, grouped-query (4 query heads, 2 cache heads)
+    i8, f8 = "i8", "f8E4M3FN"
+    for dt, scales in ((f32, None), (bf16, None), (i8, [0.02, 0.03]), (f8, [0.5])):
+        c = case("paged_attention_" + dt)
+        init = RI(-100, 100) if dt == i8 else U(-1, 1)
+        kc = c.arg(dt, [5, 2, 2, 3], init)
+        vc = c.arg(dt, [5, 2, 2, 3], init)
+        new_k = c.arg(f32, [5, 2, 3], U())
+        new_v = c.arg(f32, [5, 2, 3], U())
+        # Sequence 0 is tokens 0-2 in blocks [4, 1] (slots 8, 9, 2), sequence
+        # 1 token 0 in block 0 (slot 0); the fifth token is padding (-1).
+        slots = c.arg(i32, [5], VALS(8, 9, 2, 0, -1))
+        q = c.arg(f32, [2, 4, 2, 3], U())
+        tables = c.arg(i32, [2, 3], VALS(4, 1, -1, 0, -1, -1))
+        lens = c.arg(i32, [2], VALS(3, 1))
+        wattrs = {"scale": FLOATS(scales)} if scales else {}
+        kc1 = c.op("mw.kv_cache_write", [kc, new_k, slots], [(dt, [5, 2, 2, 3])], wattrs)
+        vc1 = c.op("mw.kv_cache_write", [vc, new_v, slots], [(dt, [5, 2, 2, 3])], wattrs)
+        aattrs = {"k_scale": FLOATS(scales), "v_scale": FLOATS(scales)} if scales else {}
+        o = c.op("mw.paged_attention", [q, kc1, vc1, tables, lens], [(f32, [2, 4, 2, 3])],
+                 aattrs)
+        o2 = c.op("mw.paged_attention", [q, kc1, vc1, tables, lens], [(f32, [2, 4, 2, 3])],
+                  dict(aattrs, scale=F(0.9)))
+        c.ret(kc1, vc1, o, o2)
+
     # shape ops
     c = case("shape_ops")
     x = c.arg(bf16, [2, 3, 4], U())
@@ -404,6 +457,8 @@ def attr_text(name, value):
         return "%s = %s : f64" % (name, repr(float(v)))
     if kind == "string":
         return "%s = #mw.gelu_approximation<%s>" % (name, v)
+    if kind == "floats":
+        return "%s = array<f32: %s>" % (name, ", ".join(repr(float(x)) for x in v))
     raise ValueError(name)
 
 
@@ -477,7 +532,7 @@ def draw(rng, dtype, shape, gen):
         assert len(gen[1]) == n, gen
         return list(gen[1])
     if kind == "int":
-        return [rng.randrange(gen[1], gen[2]) if dtype in ("i32", "i64")
+        return [rng.randrange(gen[1], gen[2]) if dtype in ("i32", "i64", "i8")
                 else float(rng.randrange(gen[1], gen[2])) for _ in range(n)]
     if kind == "uniform":
         return [rng.uniform(gen[1], gen[2]) for _ in range(n)]

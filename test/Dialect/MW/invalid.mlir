@@ -7,21 +7,21 @@
 // Function argument and result attributes (MWDialect.cpp)
 //===----------------------------------------------------------------------===//
 
-// expected-error@+1 {{'func.func' op argument #0 has role 'output', which only results may have (arguments: param, input, label, optimizer_state, grad)}}
+// expected-error@+1 {{'func.func' op argument #0 has role 'output', which only results may have (arguments: param, input, label, optimizer_state, grad, kv_cache)}}
 func.func @output_role_on_argument(%x: tensor<4xf32> {mw.role = #mw.role<output>}) {
   return
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op result #0 has role 'input', which only arguments may have (results: output, grad, param, optimizer_state)}}
+// expected-error@+1 {{'func.func' op result #0 has role 'input', which only arguments may have (results: output, grad, param, optimizer_state, kv_cache)}}
 func.func @input_role_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.role = #mw.role<input>}) {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op result #0 has role 'label', which only arguments may have (results: output, grad, param, optimizer_state)}}
+// expected-error@+1 {{'func.func' op result #0 has role 'label', which only arguments may have (results: output, grad, param, optimizer_state, kv_cache)}}
 func.func @label_role_on_result(%x: tensor<4xi32>) -> (tensor<4xi32> {mw.role = #mw.role<label>}) {
   return %x : tensor<4xi32>
 }

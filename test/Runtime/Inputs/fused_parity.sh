@@ -22,7 +22,7 @@ mw-translate --mw-to-plan --mw-plan-function=$f "$work.unfused.planned.mlir" -o 
 mw-eval "$fused" --entry $f --random-inputs 7 --save-inputs "$work.$f.in" --outputs "$work.$f.eval" > /dev/null
 for kind in fused unfused; do
   mw-run "$work.$f.$kind.mwplan" --weights "$work.$f.in" --inputs "$work.$f.in" \
-    --reference-matmul --save-results "$work.$f.$kind.out" > /dev/null
+    --reference-matmul --save-outputs "$work.$f.$kind.out" > /dev/null
 done
 status=0
 $compare "$work.$f.eval" "$work.$f.fused.out" --rtol $rtol > "$work.$f.c1" || status=1

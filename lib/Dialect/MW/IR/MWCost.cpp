@@ -69,3 +69,51 @@ int64_t FoundInfOp::getFlops() {
     n += mw::detail::numElements(t);
   return n;
 }
+
+int64_t KvCacheWriteOp::getFlops() {
+  Type elem = getCache().getType().getElementType();
+  bool quantized = elem.isSignlessInteger(8) || isa<Float8E4M3FNType>(elem);
+  return quantized ? mw::detail::numElements(getValues().getType()) : 0;
+}
+
+int64_t KvCacheWriteOp::getBytesRead() {
+  // The new tokens and their slots; the cache's other slots are untouched.
+  return mw::detail::tensorBytes(getValues().getType()) +
+         mw::detail::tensorBytes(getSlotMapping().getType());
+}
+
+int64_t KvCacheWriteOp::getBytesWritten() {
+  // N*H*D cache elements (all mw element types are whole bytes).
+  return mw::detail::numElements(getValues().getType()) *
+         (getCache().getType().getElementTypeBitWidth() / 8);
+}
+
+/// Tokens of context each query of mw.paged_attention may attend to: the
+/// block tables' capacity MB*BS (an upper bound).
+static int64_t pagedContext(PagedAttentionOp op) {
+  return op.getBlockTables().getType().getShape()[1] *
+         op.getKeyCache().getType().getShape()[1];
+}
+
+int64_t PagedAttentionOp::getFlops() {
+  auto q = getQuery().getType();
+  int64_t queries = mw::detail::numElements(q) / q.getShape()[3];
+  int64_t scores = queries * pagedContext(*this);
+  // q . k and p v (2 FLOPs per element each), then the softmax per score.
+  return 4 * scores * q.getShape()[3] + 5 * scores;
+}
+
+int64_t PagedAttentionOp::getBytesRead() {
+  auto cache = getKeyCache().getType();
+  // Each sequence reads at most MB*BS tokens of each cache, and no more
+  // than the whole cache.
+  int64_t perToken = cache.getShape()[2] * cache.getShape()[3] *
+                     (cache.getElementTypeBitWidth() / 8);
+  int64_t tokens =
+      std::min(getQuery().getType().getShape()[0] * pagedContext(*this),
+               cache.getShape()[0] * cache.getShape()[1]);
+  return mw::detail::tensorBytes(getQuery().getType()) +
+         mw::detail::tensorBytes(getBlockTables().getType()) +
+         mw::detail::tensorBytes(getContextLens().getType()) +
+         2 * tokens * perToken;
+}

@@ -123,12 +123,12 @@ static LogicalResult verifyRole(Operation *op, StringRef what, unsigned index,
     return op->emitOpError() << "argument #" << index
                              << " has role 'output', which only results may "
                                 "have (arguments: param, input, label, "
-                                "optimizer_state, grad)";
+                                "optimizer_state, grad, kv_cache)";
   if (isResult && (r == Role::input || r == Role::label))
     return op->emitOpError() << "result #" << index << " has role '"
                              << stringifyRole(r)
                              << "', which only arguments may have (results: "
-                                "output, grad, param, optimizer_state)";
+                                "output, grad, param, optimizer_state, kv_cache)";
   if (failed(verifyAnnotatedType(op, what, index, type)))
     return failure();
   Type elem = cast<ShapedType>(type).getElementType();

@@ -785,3 +785,98 @@ LogicalResult LossScaleUpdateOp::verify() {
 
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MW/IR/MWOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Inference: the paged KV cache
+//===----------------------------------------------------------------------===//
+
+/// Whether a cache of element type `elem` holds quantized codes (i8,
+/// f8E4M3FN), which need dequantization scales.
+static bool isQuantizedCache(Type elem) {
+  return elem.isSignlessInteger(8) || isa<Float8E4M3FNType>(elem);
+}
+
+/// Checks a cache's quantization scales `name`: present exactly for i8 and
+/// f8E4M3FN caches, of size 1 or `heads`, every one positive and finite.
+static LogicalResult verifyCacheScales(Operation *op, StringRef name,
+                                       std::optional<ArrayRef<float>> scales,
+                                       Type elem, int64_t heads) {
+  bool quantized = isQuantizedCache(elem);
+  if (quantized && !scales)
+    return op->emitOpError("a ")
+           << elem << " cache needs '" << name
+           << "': one f32 scale per key/value head or one for all";
+  if (!quantized && scales)
+    return op->emitOpError("'")
+           << name << "' is only for i8 and f8E4M3FN caches, not " << elem;
+  if (!scales)
+    return success();
+  int64_t n = static_cast<int64_t>(scales->size());
+  if (n != 1 && n != heads)
+    return op->emitOpError("'")
+           << name << "' has " << n << " values, expected 1 or " << heads
+           << " (one per key/value head)";
+  for (auto [i, s] : llvm::enumerate(*scales))
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return op->emitOpError("'")
+             << name << "' value #" << i << " must be positive and finite, got "
+             << s;
+  return success();
+}
+
+LogicalResult KvCacheWriteOp::verify() {
+  if (failed(expectRank(*this, getCache(), "cache", 4, "[NB, BS, H, D]")) ||
+      failed(expectRank(*this, getValues(), "values", 3, "[N, H, D]")) ||
+      failed(expectRank(*this, getSlotMapping(), "slot_mapping", 1, "[N]")))
+    return failure();
+  ArrayRef<int64_t> cs = shapeOf(getCache()), vs = shapeOf(getValues());
+  if (vs[1] != cs[2] || vs[2] != cs[3])
+    return emitOpError("values shape ")
+           << shapeStr(vs) << " does not match the cache shape "
+           << shapeStr(cs) << " in heads or head dimension";
+  if (shapeOf(getSlotMapping())[0] != vs[0])
+    return emitOpError("slot_mapping has ")
+           << shapeOf(getSlotMapping())[0] << " entries, expected one per "
+           << "token of values (" << vs[0] << ")";
+  return verifyCacheScales(*this, "scale", getScale(), elemOf(getCache()),
+                           cs[2]);
+}
+
+LogicalResult PagedAttentionOp::verify() {
+  if (failed(expectRank(*this, getQuery(), "query", 4, "[B, Hq, T, D]")) ||
+      failed(expectRank(*this, getKeyCache(), "key_cache", 4,
+                        "[NB, BS, Hkv, D]")) ||
+      failed(expectRank(*this, getBlockTables(), "block_tables", 2,
+                        "[B, MB]")) ||
+      failed(expectRank(*this, getContextLens(), "context_lens", 1, "[B]")))
+    return failure();
+  ArrayRef<int64_t> qs = shapeOf(getQuery()), cs = shapeOf(getKeyCache());
+  if (cs[3] != qs[3])
+    return emitOpError("key_cache head dimension ")
+           << cs[3] << " differs from the query's " << qs[3];
+  if (qs[1] % cs[2] != 0)
+    return emitOpError("query heads (")
+           << qs[1] << ") must be a multiple of the cache's key/value heads ("
+           << cs[2] << ")";
+  if (shapeOf(getBlockTables())[0] != qs[0] ||
+      shapeOf(getContextLens())[0] != qs[0])
+    return emitOpError("block_tables ")
+           << shapeStr(shapeOf(getBlockTables())) << " and context_lens "
+           << shapeStr(shapeOf(getContextLens()))
+           << " must have one row per sequence of the query (" << qs[0]
+           << ")";
+  if (std::optional<llvm::APFloat> s = getScale())
+    if (failed(verifyPositive(*this, "scale", s->convertToDouble())))
+      return failure();
+  Type elem = elemOf(getKeyCache());
+  if (failed(verifyCacheScales(*this, "k_scale", getKScale(), elem, cs[2])) ||
+      failed(verifyCacheScales(*this, "v_scale", getVScale(), elem, cs[2])))
+    return failure();
+  return success();
+}
+
+double PagedAttentionOp::getEffectiveScale() {
+  if (std::optional<llvm::APFloat> s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(shapeOf(getQuery())[3]));
+}

@@ -85,7 +85,9 @@ Value replacedArgument(Operation *op, Value result) {
 Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
                         const OpOrder &order) {
   Value result = op->getResult(index);
-  bool isUpdate = isa<AdamWOp, SgdOp, LossScaleUpdateOp>(op);
+  // Optimizer updates, and the KV cache write, which updates the cache in
+  // place (its result is tied to the cache operand).
+  bool isUpdate = isa<AdamWOp, SgdOp, LossScaleUpdateOp, KvCacheWriteOp>(op);
   if (isUpdate) {
     if (std::optional<unsigned> tied = getInPlaceOperand(op, index))
       return op->getOperand(*tied);

@@ -19,7 +19,8 @@ def MW_Dialect : Dialect {
   let summary = "Memwall's graph-level dialect for training and inference steps";
   let description = [{
     Ops with value semantics on statically shaped builtin tensors (f32, f16,
-    bf16; i32 and i64 for indices and labels). A model step is a `func.func`
+    bf16; i32 and i64 for indices and labels; i8 and f8E4M3FN for quantized
+    KV caches, in the cache ops only). A model step is a `func.func`
     whose arguments and results carry a role (`mw.role = #mw.role<param>`) and
     optionally a stable name (`mw.name = "h.0.attn.c_attn.weight"`). An op
     may carry the discardable attribute `mw.layer = "h.0.attn"`, the module
@@ -64,11 +65,12 @@ def MW_RoleLabel : I32EnumAttrCase<"label", 2>;
 def MW_RoleOptimizerState : I32EnumAttrCase<"optimizer_state", 3>;
 def MW_RoleGrad : I32EnumAttrCase<"grad", 4>;
 def MW_RoleOutput : I32EnumAttrCase<"output", 5>;
+def MW_RoleKvCache : I32EnumAttrCase<"kv_cache", 6>;
 
 def MW_RoleEnum : I32EnumAttr<"Role",
     "role of a step's argument or result",
     [MW_RoleParam, MW_RoleInput, MW_RoleLabel, MW_RoleOptimizerState,
-     MW_RoleGrad, MW_RoleOutput]> {
+     MW_RoleGrad, MW_RoleOutput, MW_RoleKvCache]> {
   let cppNamespace = "::mlir::mw";
   let genSpecializedAttr = 0;
 }
@@ -79,9 +81,13 @@ def MW_RoleAttr : EnumAttr<MW_Dialect, MW_RoleEnum, "role"> {
     What a step's argument or result is: `param` (weights, persistent),
     `input` and `label` (the batch), `optimizer_state` (persistent), `grad`
     and `output`. Roles drive ZeRO sharding and persistent-versus-transient
-    memory planning. Arguments may be `param`, `input`, `label`,
-    `optimizer_state` or `grad`; results may be `output`, `grad`, `param`
-    (an updated parameter) or `optimizer_state` (updated state).
+    memory planning. `kv_cache` is an inference step's paged KV cache
+    (docs/inference.md): persistent state like `optimizer_state`, allocated
+    once and zero-initialized by the runtime, never read from a weights file.
+    Arguments may be `param`, `input`, `label`, `optimizer_state`, `grad` or
+    `kv_cache`; results may be `output`, `grad`, `param` (an updated
+    parameter), `optimizer_state` (updated state) or `kv_cache` (the updated
+    cache, named like the cache argument it replaces).
   }];
   let assemblyFormat = "`<` $value `>`";
 }
@@ -122,6 +128,13 @@ def MW_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
 def MW_IntElement : AnyTypeOf<[I32, I64]>;
 
 def MW_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
+/// The element types of a KV cache (mw.kv_cache_write, mw.paged_attention):
+/// the float types, and the quantized i8 and f8E4M3FN, which only these ops
+/// and mw.kernel accept.
+def MW_KvCacheTensor : RankedTensorOf<[F32, F16, BF16, I8, F8E4M3FN]>;
+/// Any tensor an mw op takes, KV caches included (mw.kernel, mw.yield).
+def MW_AnyTensor : RankedTensorOf<[F32, F16, BF16, I32, I64, I8, F8E4M3FN]>;
+def MW_I32Tensor : RankedTensorOf<[I32]>;
 def MW_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def MW_IndexTensor : RankedTensorOf<[I32, I64]>;
 def MW_F32Tensor : RankedTensorOf<[F32]>;
@@ -129,6 +142,7 @@ def MW_ScalarF32Tensor : 0DTensorOf<[F32]>;
 def MW_ScalarI64Tensor : 0DTensorOf<[I64]>;
 def MW_StepTensor : 0DTensorOf<[F32, I32, I64]>;
 /// An operand of mw.kernel: a tensor before bufferization, a memref after.
-def MW_TensorOrMemRef : AnyTypeOf<[MW_Tensor, MemRefOf<[F32, F16, BF16, I32, I64]>]>;
+def MW_TensorOrMemRef : AnyTypeOf<[MW_AnyTensor,
+    MemRefOf<[F32, F16, BF16, I32, I64, I8, F8E4M3FN]>]>;
 
 #endif // MEMWALL_DIALECT_MW_IR_MWBASE_TD

@@ -1200,6 +1200,128 @@ def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace,
 }
 
 //===----------------------------------------------------------------------===//
+// Inference: the paged KV cache (docs/inference.md)
+//===----------------------------------------------------------------------===//
+
+def MW_KvCacheWriteOp : MW_Op<"kv_cache_write", [MW_TiedResults<"0">,
+    AllTypesMatch<["cache", "result"]>]> {
+  let runtimeKernel = "KvCacheWrite";
+  let summary = "scatters new tokens' keys or values into a paged KV cache";
+  let description = [{
+    One layer's key (or value) cache is `cache` [NB, BS, H, D]: NB blocks of
+    BS token slots, H key/value heads of D elements. Slot `s` is token
+    `s mod BS` of block `s / BS`. For each new token n of `values` [N, H, D]
+    with `slot_mapping[n]` = s (i32, [N]):
+    ```
+    s == -1:              skipped (padding)
+    0 <= s < NB * BS:     result[s / BS, s mod BS, h, d] = q(values[n, h, d])
+    otherwise:            a run-time error naming n and s
+    ```
+    and every other slot keeps its value. Tokens are written in order n =
+    0, 1, ..., so of two tokens with one slot the later wins. `q` stores in
+    the cache's element type: a float cache (f32, f16, bf16) rounds to it
+    (nearest even); an i8 cache stores `clamp(round(x / scale[h]), -127,
+    127)` (ties to even; NaN as 0) and an f8E4M3FN cache `x / scale[h]`
+    rounded to f8E4M3FN, saturating at +-448 (mwrt/formulas.h). `scale` is
+    given exactly for the quantized caches: one positive finite f32 per head
+    (size H) or one for the whole tensor (size 1); mw.paged_attention must
+    dequantize with the same scales.
+
+    The op updates the cache in place: the result is tied to `cache`
+    (bufferization writes into the cache's buffer; a step returns it under
+    the cache argument's `mw.name` with role `kv_cache`). The number of
+    blocks NB enters only the bounds check, so a pass may resize the cache.
+    No gradient: inference only (the cache is state, not a function of the
+    parameters that training differentiates). Cost: 1 FLOP per element
+    written into a quantized cache (the division), 0 otherwise; it reads
+    `values` and `slot_mapping` and writes N*H*D cache elements, never the
+    whole cache.
+
+    ```mlir
+    %k1 = mw.kv_cache_write %kcache, %k, %slots {scale = array<f32: 0.03, 0.05>}
+        : (tensor<64x16x2x32xi8>, tensor<8x2x32xf32>, tensor<8xi32>) -> tensor<64x16x2x32xi8>
+    ```
+  }];
+  let arguments = (ins MW_KvCacheTensor:$cache, MW_FloatTensor:$values,
+                   MW_I32Tensor:$slot_mapping,
+                   OptionalAttr<DenseF32ArrayAttr>:$scale);
+  let results = (outs MW_KvCacheTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $values `,` $slot_mapping attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+    int64_t getBytesRead();
+    int64_t getBytesWritten();
+  }];
+}
+
+def MW_PagedAttentionOp : MW_Op<"paged_attention", [
+    AllTypesMatch<["query", "result"]>, AllTypesMatch<["key_cache", "value_cache"]>]> {
+  let runtimeKernel = "PagedAttention";
+  let summary = "causal attention over keys and values in a paged KV cache";
+  let description = [{
+    Multi-head, grouped-query, causal attention of T new tokens per sequence
+    to the sequence's whole context, read from the paged cache through its
+    block table (vLLM's PagedAttention). `query` is [B, Hq, T, D]; the caches
+    are [NB, BS, Hkv, D] (as mw.kv_cache_write writes them) with Hkv
+    dividing Hq; `block_tables` [B, MB] and `context_lens` [B] are i32.
+
+    Sequence b holds L = `context_lens[b]` tokens, the T new ones included
+    (they are written into the cache first), 0 <= L <= MB*BS. Its token j
+    lives in block `block_tables[b, j / BS]`, slot `j mod BS`. Query t is
+    the token at position p = L - T + t and attends to positions 0..p:
+    ```
+    out[b, h, t, :] = sum_j softmax_j(scale * q[b,h,t,:] . K[b,g,j,:]) V[b,g,j,:]
+    ```
+    with g = h / (Hq / Hkv) and `scale` (default 1/sqrt(D)). A query with
+    p < 0 (a left-padded prompt token, or a batch slot with L = 0) has
+    nothing to attend to and gets zeros. The same op serves prefill (T = the
+    padded prompt length, prompts left-padded so that the last token is
+    query T - 1) and decode (T = 1). A block table entry that a position
+    below L needs and that lies outside [0, NB), or L outside [0, MB*BS], is
+    a run-time error; entries past the context are never read (they may be
+    -1). NB enters only those checks.
+
+    Quantized caches (i8, f8E4M3FN) are dequantized inside the op:
+    `k = code * k_scale[g]` (`k_scale` of size Hkv or 1, as written), and
+    the same for values with `v_scale`; float caches take no scales. Scores,
+    softmax and the weighted sum are f32; the result is rounded to the
+    query's type. No gradient: inference only (training uses
+    mw.attention). Cost, at the largest context MB*BS (an upper bound; the
+    real work follows the context lengths): 4*B*Hq*T*MB*BS*D FLOPs plus 5
+    per score, reading the query, the tables and B*MB*BS tokens of each
+    cache (at most the whole cache).
+
+    ```mlir
+    %o = mw.paged_attention %q, %kc, %vc, %tables, %lens
+        : (tensor<4x8x1x32xf32>, tensor<64x16x2x32xf32>, tensor<64x16x2x32xf32>,
+           tensor<4x8xi32>, tensor<4xi32>) -> tensor<4x8x1x32xf32>
+    ```
+  }];
+  let arguments = (ins MW_FloatTensor:$query, MW_KvCacheTensor:$key_cache,
+                   MW_KvCacheTensor:$value_cache, MW_I32Tensor:$block_tables,
+                   MW_I32Tensor:$context_lens,
+                   OptionalAttr<F64Attr>:$scale,
+                   OptionalAttr<DenseF32ArrayAttr>:$k_scale,
+                   OptionalAttr<DenseF32ArrayAttr>:$v_scale);
+  let results = (outs MW_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key_cache `,` $value_cache `,` $block_tables `,` $context_lens
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops();
+    int64_t getBytesRead();
+    /// The scale applied to q . k: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels: destination-passing form for bufferization
 //===----------------------------------------------------------------------===//
 
@@ -1259,7 +1381,7 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
   }];
   let arguments = (ins Variadic<MW_TensorOrMemRef>:$ins,
                    Variadic<MW_TensorOrMemRef>:$outs);
-  let results = (outs Variadic<MW_Tensor>:$results);
+  let results = (outs Variadic<MW_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`ins` `(` $ins^ `:` type($ins) `)`)?
@@ -1374,7 +1496,7 @@ def MW_YieldOp : Op<MW_Dialect, "yield", [Pure, ReturnLike, Terminator,
     mw.yield %s : tensor<4xf32>
     ```
   }];
-  let arguments = (ins Variadic<MW_Tensor>:$values);
+  let arguments = (ins Variadic<MW_AnyTensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
