@@ -17,7 +17,8 @@
 namespace mwrt {
 /// The version mw-translate writes and the runtime reads; any other version
 /// is rejected at load. 2: the file ends with the checksum trailer. 3: fused
-/// kernels (Kernel.program, op "mw.fusion").
+/// kernels (Kernel.program, op "mw.fusion"), the I8 and F8E4M3FN element
+/// types and the KvCache role.
 inline constexpr uint32_t kMwPlanVersion = 3;
 
 /// The version of a fused kernel's program (mwplan.FusedProgram.version),
