@@ -30,9 +30,9 @@
 // MEMORY-NEXT:  bytes written           4344344
 
 // UNFUSED-LABEL: mw-memory-report @train_step
-// UNFUSED:       arena                   806144 (787.25 KiB)
+// UNFUSED:       arena                   806144 (806.14 KB = 787.25 KiB)
 // FUSED-LABEL:   mw-memory-report @train_step
-// FUSED:         arena                   772608 (754.50 KiB)
+// FUSED:         arena                   772608 (772.61 KB = 754.50 KiB)
 // FUSED:         fused mw.matmul+2
 
 // MATMUL:      mw-fuse @train_step:
