@@ -28,8 +28,12 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       operands of mw.adamw / mw.sgd) plus `grad`-role arguments and results;
     - `optimizer_state_bytes`: `optimizer_state` arguments;
     - `saved_activation_bytes`: what the backward pass needs from the
-      forward pass: results of the ops the loss depends on that other ops
-      (backward, optimizer) use, arguments excluded;
+      forward pass: what the ops the loss depends on write and other ops
+      (backward, optimizer) read, once per storage (a saved `mw.reshape`
+      counts as the value it views), arguments excluded. Defined once
+      (StepStructure.h, findSavedActivations) on tensors and on the kernels
+      of a bufferized or planned step (a read sees its buffer's last write),
+      so a step reports the same figure before and after bufferization;
     - `bytes_by_dtype`: the params, gradients, optimizer state and saved
       activations split by element type;
     - for bufferized functions (memref.alloc buffers, planned by
