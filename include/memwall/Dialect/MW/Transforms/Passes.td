@@ -227,8 +227,9 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "Weight decay (default: 0.01 for adamw, 0 for sgd)">,
+    Option<"weightDecay", "weight-decay", "std::string", /*default=*/"\"\"",
+           "Weight decay, a number >= 0 (when not given: 0.01 for adamw, 0 "
+           "for sgd)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum (0 disables the momentum buffer)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
