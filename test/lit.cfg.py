@@ -46,6 +46,10 @@ config.substitutions.append(
 # A CUDA device this build can use (the NCCL tests): none in CI.
 if getattr(config, "mwrt_have_nccl", False) and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
+# A CUDA driver (libcuda) is installed: mw-run --device cuda gets past it.
+import ctypes.util
+if ctypes.util.find_library("cuda"):
+    config.available_features.add("cuda-driver")
 llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(
     ("%mlir_c_runner_utils",

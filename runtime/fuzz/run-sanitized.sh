@@ -3,7 +3,11 @@
 # the ctest entry runtime-sanitizers runs (issue 20, part 2). The runtime
 # builds alone (no MLIR), with clang, in BUILD (default build/runtime-asan):
 #   1. its unit tests (mwrt-unittests) under ASan + UBSan, any report fatal;
-#   2. each libFuzzer harness (plan_fuzzer, safetensors_fuzzer) over its
+#   2. mw-run, end to end under ASan + UBSan: trains the committed seed
+#      plan corpus/plan/mlp-train.mwplan for 3 steps, saves its weights and
+#      optimizer state, and resumes from them for 2 more (a plan format
+#      change must regenerate the seed: docs/runtime.md);
+#   3. each libFuzzer harness (plan_fuzzer, safetensors_fuzzer) over its
 #      committed corpus (runtime/fuzz/corpus/*: every seed must pass), then
 #      for MWRT_FUZZ_SECONDS (default 20) seconds of new inputs from it, in a
 #      scratch copy so the repository's corpus stays as committed.
@@ -37,6 +41,13 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1:allocator_ma
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== mwrt-unittests under ASan + UBSan"
 "$build/bin/mwrt-unittests" --gtest_brief=1
+
+echo "== mw-run under ASan + UBSan (train, save, resume)"
+"$build/bin/mw-run" "$here/corpus/plan/mlp-train.mwplan" --device cpu --steps 3 \
+  --save-weights "$build/mw-run-weights.safetensors" >/dev/null
+"$build/bin/mw-run" "$here/corpus/plan/mlp-train.mwplan" --device cpu --steps 2 \
+  --weights "$build/mw-run-weights.safetensors" \
+  --save-weights "$build/mw-run-resumed.safetensors" >/dev/null
 
 # shellcheck source=fuzz-one.sh
 . "$here/fuzz-one.sh"

@@ -862,6 +862,49 @@ bool PlanReader::checkWriteBacks(std::string &error) {
             "': the update would be lost";
     return false;
   }
+  // An optimizer kernel's new values (mw.adamw, mw.sgd: parameters and
+  // their moments) must outlive the step: written into a param or
+  // optimizer-state persistent (in place), or into the arena where a later
+  // kernel reads them or a result returns them. An out moved anywhere else
+  // (a corrupted operand kind or offset) would drop the update silently.
+  auto sameArenaRange = [](const OperandDesc &a, const OperandDesc &b) {
+    return a.inArena && b.inArena && a.arenaOffset == b.arenaOffset &&
+           a.offset == b.offset;
+  };
+  const std::vector<KernelDesc> &kernels = plan.kernelList;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels[k].kind != OpKind::AdamW && kernels[k].kind != OpKind::Sgd)
+      continue;
+    for (size_t o = 0; o < kernels[k].outs.size(); ++o) {
+      const OperandDesc &out = kernels[k].outs[o];
+      bool kept = false;
+      if (!out.inArena) {
+        const PersistentDesc &p = plan.persists[out.persistent];
+        kept = p.role == Role::Param || p.role == Role::OptimizerState;
+      } else {
+        for (size_t later = k + 1; later < kernels.size() && !kept; ++later)
+          for (const OperandDesc &in : kernels[later].ins)
+            kept |= sameArenaRange(in, out);
+        for (const ResultDesc &d : plan.resultList)
+          kept |= sameArenaRange(d.value, out);
+      }
+      if (kept)
+        continue;
+      error = plan.describeKernel(k) + ": out " + std::to_string(o) +
+              " (a new " + (o == 0 ? "parameter" : "optimizer state") +
+              ") goes " +
+              (out.inArena ? "to the arena at byte " +
+                                 std::to_string(out.arenaOffset) +
+                                 ", which no later kernel reads and no "
+                                 "result returns"
+                           : "to persistent '" +
+                                 plan.persists[out.persistent].name +
+                                 "', which holds no param or optimizer "
+                                 "state") +
+              ": the update would be lost";
+      return false;
+    }
+  }
   return true;
 }
 

@@ -391,6 +391,33 @@ TEST(PlanLoad, ResultsThatUpdateStateAreConsistent) {
                              "optimizer_state");
 }
 
+TEST(PlanLoad, OptimizerUpdatesAreKept) {
+  // Issue 20: an mw.adamw whose new parameter went to an arena range nothing
+  // reads, or to a persistent that is no argument (a corrupted operand kind
+  // or offset), trained on with the update silently dropped.
+  std::string error;
+  EXPECT_EQ(parse(adamPlan().finish(), error), MWRT_OK) << error;
+  PlanBuilder toArena = adamPlan();
+  toArena.arenaSize = 256;
+  toArena.kernels.back().outs[0] = arena(192, {3});
+  EXPECT_EQ(rejection(toArena),
+            "t.mwplan: kernel 5 ('mw.adamw' at train.py:9): out 0 (a new "
+            "parameter) goes to the arena at byte 192, which no later kernel "
+            "reads and no result returns: the update would be lost");
+  PlanBuilder toOutput = adamPlan();
+  toOutput.kernels.back().outs[2] = persistent(4, {3});
+  toOutput.persistents[4].shape = {3};
+  EXPECT_CONTAINS(rejection(toOutput),
+                  "out 2 (a new optimizer state) goes to persistent 'loss', "
+                  "which holds no param or optimizer state");
+  // Into the arena and returned under the parameter's name: kept.
+  PlanBuilder returned = adamPlan();
+  returned.arenaSize = 256;
+  returned.kernels.back().outs[0] = arena(192, {3});
+  returned.results[1].value = arena(192, {3});
+  EXPECT_EQ(parse(returned.finish(), error), MWRT_OK) << error;
+}
+
 TEST(PlanLoad, ArenaBuffersAreCheckedIndependently) {
   // x -> exp -> a (buffer 0) -> neg -> b (buffer 1): a dies at kernel 1,
   // where b is born, so they may not share bytes; b lives to the end.
@@ -439,7 +466,7 @@ TEST(PlanLoad, ChecksumCatchesEveryChangedByte) {
     bad[i] ^= 0x20;
     writeFile(path, bad);
     ASSERT_EQ(Plan::load(path, plan), MWRT_INVALID_ARGUMENT) << "byte " << i;
-    ASSERT_NE(std::string(mwrt_last_error()).find("checksum mismatch"), std::string::npos) << "byte " << i;
+    ASSERT_NE(std::string(mwrt_last_error()).find("checksum mismatch"), std::string::npos) << "byte " << i << ": " << mwrt_last_error();
   }
   writeFile(path, file);
   EXPECT_EQ(Plan::load(path, plan), MWRT_OK) << mwrt_last_error();

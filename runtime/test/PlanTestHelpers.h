@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 /// Expects `text` (a string) to contain `part`, printing both otherwise.
 #define EXPECT_CONTAINS(text, part)                                            \
   EXPECT_PRED_FORMAT2(::mwrt::test::assertContains, text, part)
@@ -437,11 +439,13 @@ inline PlanBuilder nanLossPlan() {
   return p;
 }
 
-/// A fresh path under the test temporary directory.
+/// A fresh path under the test temporary directory, private to this
+/// process: ctest runs mwrt-unittests and its sanitized build (and other
+/// checkouts run theirs) at the same time, under the same TempDir.
 inline std::string tempPath(const std::string &name) {
   const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string path =
-      ::testing::TempDir() + "mwrt-" +
+      ::testing::TempDir() + "mwrt-" + std::to_string(::getpid()) + "-" +
       (info ? std::string(info->test_suite_name()) + "-" + info->name() + "-"
             : std::string()) +
       name;

@@ -172,10 +172,10 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
                       cl::init(0.999), cl::cat(trainCategory));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(trainCategory));
-cl::opt<double> weightDecay(
+cl::opt<std::string> weightDecay(
     "weight-decay",
-    cl::desc("Weight decay (default 0.01 for adamw, 0 for sgd)"),
-    cl::init(-1.0), cl::cat(trainCategory));
+    cl::desc("Weight decay, a number >= 0 (default 0.01 for adamw, 0 for sgd)"),
+    cl::value_desc("number"), cl::init(""), cl::cat(trainCategory));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
                          cl::init(0.0), cl::cat(trainCategory));
 cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),

@@ -60,6 +60,11 @@ splitLayerPath(llvm::StringRef path);
 /// single-block body.
 Value findLoss(FunctionOpInterface func);
 
+/// The index of the loss among the function's results, by findLoss's rule
+/// on tensors and on memrefs (a rank-0 float memref of a bufferized step);
+/// nullopt when there is none.
+std::optional<unsigned> findLossResult(FunctionOpInterface func);
+
 /// The forward/backward split of a single-block step and its saved
 /// activations. Built from the IR alone, so it can be rebuilt on a copy of
 /// the module and give the same lists in the same order.
@@ -95,6 +100,34 @@ struct StepStructure {
   /// Whether `use` is by the backward pass or the optimizer.
   bool isBackwardUse(OpOperand &use) const;
 };
+
+/// One saved activation as storage: what the forward part writes and the
+/// backward part (the optimizer included) reads.
+struct SavedActivation {
+  /// Tensor form: the value that owns the storage (a saved value, or what a
+  /// saved `mw.reshape` views). Memref form: the buffer written (a
+  /// memref.alloc, a view of the arena), through shape-changing views.
+  Value storage;
+  /// The op that writes it: an mw op or a kernel of the forward part.
+  Operation *writer = nullptr;
+  /// The type written: its bytes and element type enter the figure.
+  Type type;
+};
+
+/// The saved activations of a step, defined once for both forms so that a
+/// step reports the same figure before and after bufferization:
+///   the values (tensor form) or buffer contents (memref form) that an op of
+///   the forward part writes and an op outside it reads, counted once per
+///   storage.
+/// Tensor form: StepStructure::saved, with a saved `mw.reshape` counted as
+/// the storage it views (it bufferizes to a view, not a copy) and saved
+/// values viewing a function argument left out (arguments are not
+/// activations). Memref form (mw.kernel on memrefs): the forward part is the
+/// top-level ops whose writes reach the loss through reads of buffers (a
+/// read sees the last write of its buffer, looking through shape-changing
+/// views); a saved activation is one such write that an op outside the
+/// forward part reads. In op order; empty for a step without a loss.
+SmallVector<SavedActivation> findSavedActivations(FunctionOpInterface func);
 
 } // namespace mlir::mw
 

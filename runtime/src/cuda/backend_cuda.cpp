@@ -1392,7 +1392,13 @@ namespace mwrt::detail {
 mwrt_status createCudaBackend(const SessionOptions &options,
                               std::unique_ptr<Backend> &backend) {
   (void)options;
+  // Ask the driver first (device.cpp): on a machine without a GPU there is
+  // no libcuda, and the CUDA runtime would call that an insufficient
+  // driver version.
   int count = 0;
+  if (mwrt_cuda_device_count(&count) != MWRT_OK)
+    return setError(MWRT_UNAVAILABLE,
+                    std::string("no CUDA device: none found, ") + mwrt_last_error());
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
     return setError(MWRT_UNAVAILABLE,

@@ -30,6 +30,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <cmath>
+#include <optional>
 
 #define DEBUG_TYPE "mw-autodiff"
 
@@ -96,10 +97,17 @@ private:
       return b.getF16Type();
     return b.getF32Type();
   }
-  double effectiveWeightDecay() const {
-    if (weightDecay >= 0.0)
-      return weightDecay;
-    return optimizer == "adamw" ? 0.01 : 0.0;
+  /// weight-decay as given, else the optimizer's default; nullopt when the
+  /// text is no number >= 0. A string option, so that no number (-1 once)
+  /// stands for "not given".
+  std::optional<double> effectiveWeightDecay() const {
+    if (weightDecay.empty())
+      return optimizer == "adamw" ? 0.01 : 0.0;
+    double value;
+    if (StringRef(weightDecay).trim().getAsDouble(value) || !(value >= 0.0) ||
+        !std::isfinite(value))
+      return std::nullopt;
+    return value;
   }
 };
 
@@ -132,11 +140,9 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
   if (stepName.empty())
     return fail("step-name must name the function to create, got an empty "
                 "name");
-  // -1 is the option's "optimizer default" value (a pass built from an
-  // options struct cannot tell an explicit value from the default).
-  if (!(weightDecay >= 0.0) && weightDecay != -1.0)
-    return fail("weight-decay must be >= 0 (default: 0.01 for adamw, 0 for "
-                "sgd), got " + llvm::formatv("{0}", double(weightDecay)).str());
+  if (!effectiveWeightDecay())
+    return fail("weight-decay must be a finite number >= 0 (when not given: "
+                "0.01 for adamw, 0 for sgd), got '" + weightDecay + "'");
   if (optimizer == "adamw" && !(eps > 0.0 && std::isfinite(eps)))
     return fail("eps must be finite and > 0 (AdamW divides by sqrt(v) + "
                 "eps), got " + llvm::formatv("{0}", double(eps)).str());
@@ -526,7 +532,7 @@ void MwAutodiffPass::runOnOperation() {
     newStep = b.create<AddOp>(
         loc, stepArg, b.create<SplatOp>(loc, stepType, b.getF64FloatAttr(1.0)));
   }
-  double wd = effectiveWeightDecay();
+  double wd = *effectiveWeightDecay();
   // With loss scaling an overflowing step is skipped: every param and state
   // value (the step counter included) keeps its old value. Each select
   // follows its update at once, so that only one tensor's new value waits

@@ -377,14 +377,15 @@ std::string dtypeName(Type type) {
   return s;
 }
 
-/// The saved activations of the step (StepStructure.h: the forward values
-/// the backward pass and the optimizer read, the rule --mw-remat plans with).
+/// The saved activations of the step (StepStructure.h, findSavedActivations:
+/// what the forward part writes and the backward part reads, counted once
+/// per storage), the same figure on tensors and on the kernels of a
+/// bufferized or planned step.
 void countSavedActivations(FunctionOpInterface func, FunctionReport &r) {
-  StepStructure step(func);
-  for (Value v : step.saved) {
-    int64_t bytes = mw::detail::tensorBytes(v.getType());
+  for (const SavedActivation &s : findSavedActivations(func)) {
+    int64_t bytes = mw::detail::tensorBytes(s.type);
     r.savedActivationBytes += bytes;
-    r.bytesByDtype["saved_activation"][dtypeName(v.getType())] += bytes;
+    r.bytesByDtype["saved_activation"][dtypeName(s.type)] += bytes;
   }
 }
 

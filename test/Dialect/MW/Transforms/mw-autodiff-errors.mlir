@@ -4,7 +4,14 @@
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="grad-accum=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACCUM
 // Options out of range are errors naming the option and its range.
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="weight-decay=-0.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WD
-// WD: error: mw-autodiff: weight-decay must be >= 0 (default: 0.01 for adamw, 0 for sgd), got -0.50
+// WD: error: mw-autodiff: weight-decay must be a finite number >= 0 (when not given: 0.01 for adamw, 0 for sgd), got '-0.5'
+// -1 once stood for "not given" and was accepted silently (issue 20).
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="weight-decay=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WD1
+// WD1: error: mw-autodiff: weight-decay must be a finite number >= 0 (when not given: 0.01 for adamw, 0 for sgd), got '-1'
+// RUN: not mw-models gpt --train --weight-decay=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=WD1
+// RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="weight-decay=abc" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WDTEXT
+// WDTEXT: got 'abc'
+
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="optimizer=sgd momentum=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MOM
 // MOM: error: mw-autodiff: momentum must lie in [0, 1) (the momentum buffer grows without bound otherwise), got 2.00
 // RUN: not mw-opt %S/Inputs/linear-classifier.mlir --mw-autodiff="eps=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EPS

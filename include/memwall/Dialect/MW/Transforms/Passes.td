@@ -28,8 +28,12 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
       operands of mw.adamw / mw.sgd) plus `grad`-role arguments and results;
     - `optimizer_state_bytes`: `optimizer_state` arguments;
     - `saved_activation_bytes`: what the backward pass needs from the
-      forward pass: results of the ops the loss depends on that other ops
-      (backward, optimizer) use, arguments excluded;
+      forward pass: what the ops the loss depends on write and other ops
+      (backward, optimizer) read, once per storage (a saved `mw.reshape`
+      counts as the value it views), arguments excluded. Defined once
+      (StepStructure.h, findSavedActivations) on tensors and on the kernels
+      of a bufferized or planned step (a read sees its buffer's last write),
+      so a step reports the same figure before and after bufferization;
     - `bytes_by_dtype`: the params, gradients, optimizer state and saved
       activations split by element type;
     - for bufferized functions (memref.alloc buffers, planned by
@@ -223,8 +227,9 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "Weight decay (default: 0.01 for adamw, 0 for sgd)">,
+    Option<"weightDecay", "weight-decay", "std::string", /*default=*/"\"\"",
+           "Weight decay, a number >= 0 (when not given: 0.01 for adamw, 0 "
+           "for sgd)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum (0 disables the momentum buffer)">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
