@@ -881,6 +881,19 @@ bool PlanReader::checkWriteBacks(std::string &error) {
       if (!out.inArena) {
         const PersistentDesc &p = plan.persists[out.persistent];
         kept = p.role == Role::Param || p.role == Role::OptimizerState;
+        // Or a result the step allocates and returns, updated in place (the
+        // kernel reads the same persistent): the caller reads the update.
+        if (!kept && p.argument < 0) {
+          bool inPlace = false, returned = false, laterWrite = false;
+          for (const OperandDesc &in : kernels[k].ins)
+            inPlace |= !in.inArena && in.persistent == out.persistent;
+          for (const ResultDesc &d : plan.resultList)
+            returned |= !d.value.inArena && d.value.persistent == out.persistent;
+          for (size_t later = k + 1; later < kernels.size(); ++later)
+            for (const OperandDesc &w : kernels[later].outs)
+              laterWrite |= !w.inArena && w.persistent == out.persistent;
+          kept = inPlace && returned && !laterWrite;
+        }
       } else {
         for (size_t later = k + 1; later < kernels.size() && !kept; ++later)
           for (const OperandDesc &in : kernels[later].ins)
