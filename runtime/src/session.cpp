@@ -204,6 +204,11 @@ public:
   void *arena = nullptr, *persistBlock = nullptr, *staging = nullptr;
   void *fused = nullptr; ///< the fused kernels' scratch
   uint64_t persistBytes = 0, stagingBytes = 0, fusedBytes = 0, measured = 0;
+  /// SessionOptions::shareWith: the arena is the other session's (not
+  /// released here), and persistents marked shared live in its block.
+  bool sharedArena = false;
+  std::vector<bool> sharedPersist;
+  uint64_t sharedBytes = 0;
 
   std::vector<void *> persistData;
   std::vector<TensorRef> persistRefs; ///< each persistent, row-major
@@ -224,7 +229,7 @@ public:
 SessionImpl::~SessionImpl() {
   executor.reset();
   if (backend)
-    for (void *p : {arena, persistBlock, staging, fused})
+    for (void *p : {sharedArena ? nullptr : arena, persistBlock, staging, fused})
       if (p)
         backend->release(p);
 }
@@ -251,20 +256,68 @@ mwrt_status SessionImpl::init(std::string_view device) {
     return st;
   uint64_t arenaAlign =
       std::max<uint64_t>(p.arenaAlignment(), kBufferAlignment);
-  if (mwrt_status st = allocate(p.arenaSize(), arenaAlign, arena, "arena"))
+  const SessionImpl *other =
+      options.shareWith ? options.shareWith->impl.get() : nullptr;
+  sharedPersist.assign(p.persistents().size(), false);
+  std::vector<void *> sharedData(p.persistents().size(), nullptr);
+  if (other) {
+    const Plan &q = *other->plan;
+    if (p.ranks() != 1 || q.ranks() != 1)
+      return setError(MWRT_INVALID_ARGUMENT,
+                      p.source() + ": sharing memory between sessions is for "
+                                   "plans of one rank");
+    if (std::string(other->backend->name()) != backend->name())
+      return setError(MWRT_INVALID_ARGUMENT,
+                      p.source() + ": cannot share memory with a session on " +
+                          other->backend->name());
+    if (q.arenaSize() < p.arenaSize() ||
+        std::max<uint64_t>(q.arenaAlignment(), kBufferAlignment) % arenaAlign)
+      return setError(MWRT_INVALID_ARGUMENT,
+                      p.source() + ": its arena (" +
+                          std::to_string(p.arenaSize()) + " bytes) does not "
+                          "fit the shared arena of " + q.source() + " (" +
+                          std::to_string(q.arenaSize()) +
+                          " bytes); create the larger one first");
+    arena = other->arena;
+    sharedArena = true;
+    sharedBytes += p.arenaSize();
+    for (size_t i = 0; i < p.persistents().size(); ++i) {
+      const PersistentDesc &d = p.persistents()[i];
+      if (d.argument < 0 || (d.role != Role::Param && d.role != Role::KvCache))
+        continue;
+      int j = q.findPersistent(d.name);
+      if (j < 0)
+        continue;
+      const PersistentDesc &e = q.persistents()[j];
+      if (e.argument < 0 || e.role != d.role || e.dtype != d.dtype ||
+          e.shape != d.shape)
+        return setError(MWRT_INVALID_ARGUMENT,
+                        p.source() + ": '" + d.name + "' (" +
+                            roleName(d.role) + ", " + shapeText(d.shape) +
+                            ") differs from " + q.source() +
+                            "'s, so the two cannot share it");
+      sharedPersist[i] = true;
+      sharedData[i] = other->persistData[j];
+      sharedBytes += d.bytes;
+    }
+  } else if (mwrt_status st =
+                 allocate(p.arenaSize(), arenaAlign, arena, "arena")) {
     return st;
+  }
 
   std::vector<uint64_t> offsets;
-  for (const PersistentDesc &d : p.persistents()) {
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
     offsets.push_back(persistBytes);
-    persistBytes += alignUp(d.bytes, kBufferAlignment);
+    if (!sharedPersist[i])
+      persistBytes += alignUp(p.persistents()[i].bytes, kBufferAlignment);
   }
   if (mwrt_status st = allocate(persistBytes, kBufferAlignment, persistBlock,
                                 "persistent buffers"))
     return st;
   for (size_t i = 0; i < p.persistents().size(); ++i) {
     const PersistentDesc &d = p.persistents()[i];
-    void *base = persistBlock
+    void *base = sharedPersist[i] ? sharedData[i]
+                 : persistBlock
                      ? static_cast<uint8_t *>(persistBlock) + offsets[i]
                      : nullptr;
     persistData.push_back(base);
@@ -535,7 +588,11 @@ mwrt_status SessionImpl::initializeDefaults() {
   NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
   std::vector<uint8_t> bytes;
   for (size_t p = 0; p < plan->persistents().size(); ++p) {
+    // Drawn even when shared, so the others get the values they would get
+    // alone; a shared one keeps the other session's contents.
     fillDefault(static_cast<int>(p), weights, data, bytes);
+    if (sharedPersist[p])
+      continue;
     if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
       return st;
   }
@@ -999,6 +1056,7 @@ SessionStats Session::stats() const {
   s.measuredPeakBytes = impl->measured;
   s.lowerBoundBytes = impl->plan->lowerBound();
   s.steps = impl->steps;
+  s.sharedBytes = impl->sharedBytes;
   return s;
 }
 

@@ -285,5 +285,63 @@ TEST(KvCache, SessionKeepsTheCacheAcrossStepsAndOutOfTheWeights) {
   EXPECT_EQ(codes(), (std::vector<int8_t>{2, -2, 0, 0, 0, 0, 4, -4}));
 }
 
+/// step(cache, values, slots) -> cache, as above, with an f32 cache of
+/// `blocks` blocks and an arena of `arenaBytes`.
+std::shared_ptr<const Plan> cacheWriter(int64_t blocks, uint64_t arenaBytes) {
+  PlanBuilder b;
+  b.function = "decode";
+  b.arenaSize = arenaBytes;
+  int cache = b.addPersistent("k_cache", DType::F32, {blocks, 2, 1, 2},
+                              Role::KvCache, 0);
+  int values = b.addPersistent("values", DType::F32, {1, 1, 2}, Role::Input, 1);
+  int slots = b.addPersistent("slots", DType::I32, {1}, Role::Input, 2);
+  b.addKernel("mw.kv_cache_write",
+              {persistent(cache, {blocks, 2, 1, 2}),
+               persistent(values, {1, 1, 2}), persistent(slots, {1}, DType::I32)},
+              {persistent(cache, {blocks, 2, 1, 2})}, {});
+  b.addResult("k_cache", Role::KvCache, persistent(cache, {blocks, 2, 1, 2}));
+  std::vector<uint8_t> bytes = b.finish();
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(Plan::parse(bytes.data(), bytes.size(), plan), MWRT_OK)
+      << mwrt_last_error();
+  return plan;
+}
+
+TEST(KvCache, SessionsShareTheCacheAndTheArena) {
+  // mw-run --generate's two sessions: what one writes the other reads.
+  std::unique_ptr<Session> owner, sharer;
+  ASSERT_EQ(Session::create(cacheWriter(2, 256), "cpu", {}, owner), MWRT_OK)
+      << mwrt_last_error();
+  SessionOptions shared;
+  shared.shareWith = owner.get();
+  ASSERT_EQ(Session::create(cacheWriter(2, 128), "cpu", shared, sharer),
+            MWRT_OK)
+      << mwrt_last_error();
+  float pair[2] = {1.5f, -2.0f};
+  int32_t slot = 1;
+  ASSERT_EQ(sharer->setTensor("values", mwrt::DType::F32, {1, 1, 2}, pair, 8),
+            MWRT_OK);
+  ASSERT_EQ(sharer->setTensor("slots", mwrt::DType::I32, {1}, &slot, 4),
+            MWRT_OK);
+  ASSERT_EQ(sharer->step(), MWRT_OK) << mwrt_last_error();
+  TensorData t;
+  ASSERT_EQ(owner->readPersistent("k_cache", t), MWRT_OK);
+  std::vector<float> got(8);
+  std::memcpy(got.data(), t.bytes.data(), 32);
+  EXPECT_EQ(got, (std::vector<float>{0, 0, 1.5f, -2.0f, 0, 0, 0, 0}));
+  // One arena and one cache: the sharer allocated only its inputs.
+  SessionStats st = sharer->stats();
+  EXPECT_EQ(st.sharedBytes, 128u + 32u);
+  EXPECT_EQ(st.measuredPeakBytes, 64u + 64u);
+  EXPECT_EQ(owner->stats().measuredPeakBytes, 256u + 64u * 3);
+
+  // A larger arena than the owner's, or a cache of another shape, is refused.
+  std::unique_ptr<Session> bad;
+  EXPECT_TRUE(failsWith(Session::create(cacheWriter(2, 512), "cpu", shared, bad),
+                        "does not fit the shared arena"));
+  EXPECT_TRUE(failsWith(Session::create(cacheWriter(3, 64), "cpu", shared, bad),
+                        "'k_cache' (kv_cache, [3, 2, 1, 2]) differs from"));
+}
+
 } // namespace
 } // namespace mwrt::test

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "generate.h"
 #include "mwrt/checkpoint.h"
 #include "mwrt/comm.h"
 #include "mwrt/kernels.h"
@@ -43,6 +44,8 @@ const char *kUsage =
     "              [--reference-matmul] [--comm auto|mpi|none]\n"
     "              [--comm-timeout SECONDS]\n"
     "       mw-run --consolidate DIR -o FULL.safetensors\n"
+    "       mw-run DECODE.mwplan --generate --prefill PREFILL.mwplan ...\n"
+    "              (serving; mw-run --generate --help, docs/inference.md)\n"
     "\n"
     "Runs N steps (default 1) of the plan on the device (default cpu) and\n"
     "prints the loss and time of each step, the median step time, and the\n"
@@ -97,6 +100,12 @@ int usageError(const std::string &message) {
 }
 
 bool parseUnsigned(const std::string &text, uint64_t max, uint64_t &out) {
+  return parseUnsignedArg(text, max, out);
+}
+
+} // namespace
+
+bool parseUnsignedArg(const std::string &text, uint64_t max, uint64_t &out) {
   if (text.empty() || text.size() > 20 ||
       !std::all_of(text.begin(), text.end(),
                    [](char c) { return c >= '0' && c <= '9'; }))
@@ -108,6 +117,8 @@ bool parseUnsigned(const std::string &text, uint64_t max, uint64_t &out) {
   out = v;
   return true;
 }
+
+namespace {
 
 /// Parses argv into `o`; returns an exit status (0 to go on, -1 after
 /// --help) and prints the message of a bad command line.
@@ -555,6 +566,8 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (wantsGenerate(argc, argv))
+    return generateMain(argc, argv);
   Options o;
   if (int status = parseArgs(argc, argv, o))
     return status < 0 ? 0 : status;

@@ -200,6 +200,8 @@ private:
   int lossIndex = -1;
 };
 
+class Session;
+
 /// Choices for a session.
 struct SessionOptions {
   /// Seed of the default initialization (docs/runtime.md).
@@ -211,6 +213,16 @@ struct SessionOptions {
   /// How long a rank waits for a collective before the step fails (a rank
   /// that died or stopped); multi-rank plans only.
   double commTimeoutSeconds = 300;
+  /// Another session of the same device whose memory this one uses instead
+  /// of allocating its own (mw-run --generate: @prefill and @decode,
+  /// docs/inference.md "Serving"): its arena, which must be at least this
+  /// plan's arena size (create the larger-arena session first), and every
+  /// Param or KvCache argument persistent of the same name, dtype and shape
+  /// (the weights and the caches: one copy, written by either session).
+  /// Shared persistents keep the other session's values (they are not
+  /// reinitialized). The sessions must run their steps one at a time, and
+  /// the other session must outlive this one. Single-rank plans only.
+  const Session *shareWith = nullptr;
 };
 
 /// Memory a session holds, in bytes. planned = arena + persistent +
@@ -227,6 +239,10 @@ struct SessionStats {
   uint64_t measuredPeakBytes = 0;
   uint64_t lowerBoundBytes = 0; ///< the packer's lower bound for the arena
   uint64_t steps = 0;           ///< steps completed
+  /// Bytes this session uses from SessionOptions::shareWith's memory (its
+  /// arena and the shared persistents) rather than its own; they are in
+  /// neither measuredPeakBytes nor persistentBytes.
+  uint64_t sharedBytes = 0;
 };
 
 class SessionImpl;
@@ -304,6 +320,7 @@ public:
   int ranks() const;
 
 private:
+  friend class SessionImpl;
   Session();
   std::unique_ptr<SessionImpl> impl;
 };
