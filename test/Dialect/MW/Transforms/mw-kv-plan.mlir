@@ -45,6 +45,17 @@
 // PLAN: "arena_bytes": 57344
 // PLAN: "persistent_bytes": 30379440
 //
+// The runtime allocates exactly that: @decode's plan holds the 29900800-byte
+// cache and decode's own 478528 bytes of weights and inputs (prefill's
+// inputs are 112 bytes larger), and its measured peak is the planned one.
+// RUN: mw-translate --mw-to-plan --mw-plan-function=decode %t.planned.mlir -o %t.decode.mwplan
+// RUN: mw-run %t.decode.mwplan --device cpu --steps 1 --report json | FileCheck %s --check-prefix=PEAK
+// PEAK:      "arena_bytes": 7168,
+// PEAK-NEXT: "persistent_bytes": 30379328,
+// PEAK-NEXT: "workspace_bytes": 0,
+// PEAK-NEXT: "planned_peak_bytes": 30386496,
+// PEAK-NEXT: "measured_peak_bytes": 30386496,
+//
 // The larger cache does not change the logits (mw-eval, before and after).
 // RUN: mw-eval %t.f32.mlir --entry prefill --random-inputs 3 --print | grep '^logits' > %t.before
 // RUN: mw-eval %t.kv.mlir --entry prefill --random-inputs 3 --print | grep '^logits' > %t.after
