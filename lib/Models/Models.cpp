@@ -1409,7 +1409,15 @@ mlir::mw::models::buildInferenceModel(MLIRContext &context,
   InferenceBuilder ib(fb, config, resolved);
   ib.build("prefill", resolved.promptLen);
   ib.build("decode", 1);
-  return fb.takeModule();
+  OwningOpRef<ModuleOp> module = fb.takeModule();
+  // The tokens a sequence may hold, which the block tables round up to whole
+  // blocks: --mw-kv-plan's default sequence length (docs/inference.md).
+  module->walk([&](func::FuncOp f) {
+    f->setAttr("mw.max_seq",
+               IntegerAttr::get(IntegerType::get(&context, 64),
+                                resolved.maxSeq));
+  });
+  return module;
 }
 
 //===----------------------------------------------------------------------===//

@@ -160,6 +160,77 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     "::mlir::mesh::MeshDialect"];
 }
 
+def MwKvPlan : Pass<"mw-kv-plan", "ModuleOp"> {
+  let summary = "Size the paged KV cache of an inference module from the "
+                "static plan: as many blocks as the device memory holds";
+  let description = [{
+    Runs on an inference module on tensors (`mw-models gpt|llama
+    --inference`: `@prefill` and `@decode` with `kv_cache` arguments of type
+    `[NB, BS, Hkv, D]`, docs/inference.md), before `--mw-train-pipeline`. It
+    plans a copy of the module with `--mw-train-pipeline` and takes from that
+    plan what the runtime holds besides the cache: the persistent buffers
+    once by name (the weights, the inputs, constants), one arena (the larger
+    of the two steps'), and the runtime workspace (cuBLASLt's workspace and
+    the attention scratch, as the memory report's verdict counts them). What
+    is left of the device memory, divided by the bytes of one block of every
+    layer's K and V cache, is the number of blocks NB; the pass sets NB on
+    every `kv_cache` argument, on the `mw.kv_cache_write` results and on the
+    functions' results, in both functions alike. Nothing else changes: the
+    cache ops use NB only to bound slots and block table entries, and the
+    caches are persistent state sized by their type, so the plan compiled
+    from the resized module allocates exactly that cache. No profiling run,
+    no utilization fraction.
+
+    ```
+    $ mw-models gpt --preset gpt2-medium --inference --max-batch 32 \
+        --max-seq 1024 --kv-dtype int8 \
+      | mw-opt --mw-kv-plan="target=h100 seq-len=512" --mw-train-pipeline \
+      | mw-translate --mw-to-plan -o gpt2m.mwplan
+    ```
+
+    It prints (text, or `format=json`; to `output=`) the plan's persistent,
+    arena and workspace bytes, the bytes per token (all layers, K and V, in
+    the cache's element type; int8/fp8 scales are attributes compiled into
+    the plan, none per token), the number of blocks, the maximum resident
+    tokens (NB * BS), the maximum concurrent sequences of `seq-len` tokens
+    (NB / ceil(seq-len / BS)), and, for comparison, how many sequences fit
+    when each reserves max-seq tokens contiguously. max-seq is the
+    functions' `mw.max_seq` attribute (mw-models writes it), else the block
+    tables' MB * BS.
+
+    Errors, one each: no `kv_cache` arguments; no device; `block=` other than
+    the caches' block size; a block size that does not divide max-seq;
+    `kv-dtype=` other than the caches' element type (mw-models --kv-dtype
+    emits the caches with their scales); the weights, arena and workspace
+    alone exceeding the device memory (saying by how much); fewer blocks
+    than one sequence of `seq-len` needs.
+  }];
+  let options = [
+    Option<"deviceMemory", "device-memory", "std::string", /*default=*/"\"\"",
+           "Device memory to fill: bytes with an optional unit (B, KB, MB, "
+           "GB, TB are powers of 10; KiB, MiB, GiB, TiB powers of 2), e.g. "
+           "80GB; overrides the target's">,
+    Option<"targetName", "target", "std::string", /*default=*/"\"\"",
+           "Device by name, its marketed memory: h200 (141 GB), h100, a100 "
+           "(80 GB), or a memory report device (A100-40GB, ...)">,
+    Option<"block", "block", "int64_t", /*default=*/"0",
+           "Tokens per block the plan expects; must be the caches' (0: the "
+           "caches')">,
+    Option<"kvDType", "kv-dtype", "std::string", /*default=*/"\"\"",
+           "The cache element type the plan expects: f32, bf16, f16, int8 or "
+           "fp8e4m3; must be the caches' (empty: the caches')">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
+           "Sequence length for the max concurrent sequences (0: max-seq)">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Report format: text or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report: a file path, or - for stdout">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
   let summary = "Turn a forward function returning a loss into a training "
                 "step: forward, backward and optimizer update";
