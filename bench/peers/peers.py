@@ -494,23 +494,20 @@ def cmd_table(a):
         p(f"| TorchInductor (CPU), fw+bw, fused: {ind['kernels']:,} generated + "
           f"{ind.get('extern_kernels', 0):,} extern (library calls: the matmuls); {ind['layers']} layers, "
           f"seq {ind['seq']} | {ik:,} | {ib:,} | 1.000 | 1.000 |")
+    note = "" if comparable else " (other size than Inductor's: no ratio)"
     for src in ("import", "models"):
-        k = mw[src]["kernels"]
-        note = "" if comparable else " (other size than Inductor's: no ratio)"
-        kr = ratio(k["fwbw_kernels"], ik) if comparable else ""
-        br = ratio(k["fwbw_bytes"], ib) if comparable else ""
-        p(f"| Memwall `{src}` plan, fw+bw, unfused{note} | {k['fwbw_kernels']:,} | "
-          f"{k['fwbw_bytes']:,} | {kr} | {br} |")
-        p(f"| Memwall `{src}` plan, whole step (+ AdamW) | {k['kernels']:,} | "
-          f"{k['bytes']:,} | | |")
-        f = mw[src].get("fused_kernels")
-        if f:
-            kr = ratio(f["fwbw_kernels"], ik) if comparable else ""
-            br = ratio(f["fwbw_bytes"], ib) if comparable else ""
-            p(f"| Memwall `{src}` plan, fw+bw, `--mw-fuse`{note} | {f['fwbw_kernels']:,} | "
-              f"{f['fwbw_bytes']:,} | {kr} | {br} |")
-            p(f"| Memwall `{src}` plan, `--mw-fuse`, whole step (+ AdamW, one "
-              f"horizontal kernel) | {f['kernels']:,} | {f['bytes']:,} | | |")
+        for key, how, whole in (("kernels", "unfused", "whole step (+ AdamW)"),
+                                ("fused_kernels", "`--mw-fuse`",
+                                 "`--mw-fuse`, whole step (+ AdamW, one horizontal kernel)")):
+            k = mw[src].get(key)
+            if not k:
+                continue  # records from before the fused rows
+            kr = ratio(k["fwbw_kernels"], ik) if comparable else ""
+            br = ratio(k["fwbw_bytes"], ib) if comparable else ""
+            p(f"| Memwall `{src}` plan, fw+bw, {how}{note} | {k['fwbw_kernels']:,} | "
+              f"{k['fwbw_bytes']:,} | {kr} | {br} |")
+            p(f"| Memwall `{src}` plan, {whole} | {k['kernels']:,} | "
+              f"{k['bytes']:,} | | |")
     p("")
     p("Unfused, every mw op of the plan is one kernel "
       "(reshapes are views, not kernels); `--mw-fuse` rows count a fused kernel "
