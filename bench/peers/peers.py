@@ -266,11 +266,13 @@ def _mw_opt(mw_opt, step, options, out="/dev/null"):
     return r.returncode, r.stderr, time.time() - t0
 
 
-def plan_kernels(mw_opt, mw_translate, step, scratch):
-    """Kernels and bytes of the planned step, from mw-translate --mw-plan-json."""
+def plan_kernels(mw_opt, mw_translate, step, scratch, fuse=False):
+    """Kernels and bytes of the planned step (with --mw-fuse when `fuse`),
+    from mw-translate --mw-plan-json."""
     import subprocess
-    planned = os.path.join(scratch, "planned.mlir")
-    subprocess.run([mw_opt, step, "--mw-train-pipeline", "-o", planned], check=True)
+    planned = os.path.join(scratch, "planned-fused.mlir" if fuse else "planned.mlir")
+    subprocess.run([mw_opt, step, f"--mw-train-pipeline=fuse={str(fuse).lower()}",
+                    "-o", planned], check=True)
     plan = json.loads(subprocess.run([mw_translate, "--mw-plan-json", planned],
                                      check=True, capture_output=True, text=True).stdout)
     size = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i64": 8, "i1": 1, "i8": 1}
@@ -287,7 +289,9 @@ def plan_kernels(mw_opt, mw_translate, step, scratch):
         b = sum(nbytes(v) for v in k.get("ins", []) + k.get("outs", []))
         out["kernels"] += 1
         out["bytes"] += b
-        if k["op"] not in ("mw.adamw", "mw.sgd"):
+        ops = [i["op"] for i in (k.get("program") or {}).get("instructions", [])]
+        if k["op"] not in ("mw.adamw", "mw.sgd") and not (
+                ops and all(o in ("mw.adamw", "mw.sgd") for o in ops)):
             out["fwbw_kernels"] += 1
             out["fwbw_bytes"] += b
     return out
@@ -327,6 +331,8 @@ def cmd_memwall(a):
                  f"GFLOP, all {c['recompute_flops'] / 1e9:.1f} GFLOP ({wall:.1f} s)"),
               file=sys.stderr)
     rec["kernels"] = plan_kernels(a.mw_opt, a.mw_translate, a.step, scratch)
+    rec["fused_kernels"] = plan_kernels(a.mw_opt, a.mw_translate, a.step, scratch,
+                                        fuse=True)
     json.dump(rec, open(a.json, "w"))
 
 
@@ -488,18 +494,24 @@ def cmd_table(a):
         p(f"| TorchInductor (CPU), fw+bw, fused: {ind['kernels']:,} generated + "
           f"{ind.get('extern_kernels', 0):,} extern (library calls: the matmuls); {ind['layers']} layers, "
           f"seq {ind['seq']} | {ik:,} | {ib:,} | 1.000 | 1.000 |")
+    note = "" if comparable else " (other size than Inductor's: no ratio)"
     for src in ("import", "models"):
-        k = mw[src]["kernels"]
-        note = "" if comparable else " (other size than Inductor's: no ratio)"
-        kr = ratio(k["fwbw_kernels"], ik) if comparable else ""
-        br = ratio(k["fwbw_bytes"], ib) if comparable else ""
-        p(f"| Memwall `{src}` plan, fw+bw, unfused{note} | {k['fwbw_kernels']:,} | "
-          f"{k['fwbw_bytes']:,} | {kr} | {br} |")
-        p(f"| Memwall `{src}` plan, whole step (+ AdamW) | {k['kernels']:,} | "
-          f"{k['bytes']:,} | | |")
+        for key, how, whole in (("kernels", "unfused", "whole step (+ AdamW)"),
+                                ("fused_kernels", "`--mw-fuse`",
+                                 "`--mw-fuse`, whole step (+ AdamW, one horizontal kernel)")):
+            k = mw[src].get(key)
+            if not k:
+                continue  # records from before the fused rows
+            kr = ratio(k["fwbw_kernels"], ik) if comparable else ""
+            br = ratio(k["fwbw_bytes"], ib) if comparable else ""
+            p(f"| Memwall `{src}` plan, fw+bw, {how}{note} | {k['fwbw_kernels']:,} | "
+              f"{k['fwbw_bytes']:,} | {kr} | {br} |")
+            p(f"| Memwall `{src}` plan, {whole} | {k['kernels']:,} | "
+              f"{k['bytes']:,} | | |")
     p("")
-    p("Memwall has no `--mw-fuse` yet: every mw op of the plan is one kernel "
-      "(reshapes are views, not kernels). Its bytes are each kernel's operands "
+    p("Unfused, every mw op of the plan is one kernel "
+      "(reshapes are views, not kernels); `--mw-fuse` rows count a fused kernel "
+      "once (docs/fusion.md). Its bytes are each kernel's operands "
       "and results at their element size (mw-translate --mw-plan-json); "
       "Inductor's are torch._inductor.metrics.num_bytes_accessed (GraphLowering."
       "count_bytes over its scheduled kernels, extern matmuls included). "

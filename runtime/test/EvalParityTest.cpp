@@ -127,6 +127,7 @@ int inPlaceOperand(OpKind op, size_t r, size_t numIns, SameType sameType) {
   case OpKind::LossScaleUpdate:
     return static_cast<int>(r) + 1;
   case OpKind::KvCacheWrite:
+  case OpKind::CrossEntropyGrad: // over the logits
     return 0;
   case OpKind::Add:
   case OpKind::Sub:

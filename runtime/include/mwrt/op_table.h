@@ -139,7 +139,7 @@ inline constexpr int kNumOpKinds = 60;
   X(LayerNormGrad, "mw.layer_norm_grad", 5, 5, 3, 3, None, "", LayerNormGrad) \
   X(RmsNormGrad, "mw.rms_norm_grad", 4, 4, 2, 2, None, "", RmsNormGrad) \
   X(EmbeddingGrad, "mw.embedding_grad", 2, 2, 1, 1, None, "", EmbeddingGrad) \
-  X(CrossEntropyGrad, "mw.cross_entropy_grad", 3, 3, 1, 1, None, "ignore_index", CrossEntropy) \
+  X(CrossEntropyGrad, "mw.cross_entropy_grad", 3, 3, 1, 1, InPlace, "ignore_index", CrossEntropy) \
   X(AttentionGrad, "mw.attention_grad", 6, 6, 3, 3, None, "causal scale", AttentionGrad) \
   X(AdamW, "mw.adamw", 5, 5, 3, 3, InPlace, "lr beta1 beta2 eps weight_decay", AdamW) \
   X(Sgd, "mw.sgd", 2, 3, 1, 2, InPlace, "lr momentum dampening weight_decay nesterov", Sgd) \

@@ -255,10 +255,15 @@ mwrt_status runCrossEntropy(KernelCall &c) {
     return MWRT_OK;
   }
   float g = *static_cast<const float *>(c.in(2).data);
-  FloatDst r(out, /*zero=*/true);
-  for (int64_t t = 0; t < rows && count; ++t) {
-    if (label[t] == ignore)
+  // The result may be the logits' own buffer (the op table's InPlace): each
+  // row's logits are read (its statistics, then element j) before element j
+  // is written, and an ignored row is zeroed without being read.
+  FloatDst r(out);
+  for (int64_t t = 0; t < rows; ++t) {
+    if (!count || label[t] == ignore) {
+      std::fill(r.data() + t * classes, r.data() + (t + 1) * classes, 0.0f);
       continue;
+    }
     float mx, sum;
     rowStats(t, mx, sum);
     for (int64_t j = 0; j < classes; ++j) {

@@ -31,6 +31,7 @@
 
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #define DEBUG_TYPE "mw-autodiff"
 
@@ -158,6 +159,91 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
   return success();
 }
 
+namespace {
+/// The pieces of `v` along one axis when it is an `mw.concat` of values and
+/// zero splats (a slice's gradient, padded back to the sliced value): each
+/// piece's start and size, and its value, or null for +0.0.
+struct ZeroPadded {
+  int64_t axis = -1;
+  SmallVector<std::tuple<int64_t, int64_t, Value>> pieces; // nonzero only
+};
+} // namespace
+
+static bool isPositiveZeroSplat(Value v) {
+  auto s = v.getDefiningOp<SplatOp>();
+  if (!s)
+    return false;
+  double x = s.getValue().convertToDouble();
+  return x == 0.0 && !std::signbit(x);
+}
+
+static std::optional<ZeroPadded> zeroPadded(Value v) {
+  auto concat = v.getDefiningOp<ConcatOp>();
+  if (!concat)
+    return std::nullopt;
+  ZeroPadded p;
+  p.axis = static_cast<int64_t>(concat.getAxis());
+  int64_t at = 0;
+  bool anyZero = false;
+  for (Value in : concat.getInputs()) {
+    int64_t n = cast<RankedTensorType>(in.getType()).getShape()[p.axis];
+    if (isPositiveZeroSplat(in))
+      anyZero = true;
+    else
+      p.pieces.emplace_back(at, n, in);
+    at += n;
+  }
+  if (!anyZero)
+    return std::nullopt;
+  return p;
+}
+
+/// The sum of two gradients `a + b` that are zero-padded along the same axis
+/// with disjoint nonzero pieces, as one concat of those pieces (and zeros
+/// where neither has one); null otherwise. The slices of one value that tile
+/// it (the query, key and value of a fused projection) so get one concat of
+/// their gradients instead of a concat of zeros per slice and adds. Exact:
+/// each element is `x + 0.0`, which is `x` (but for x = -0.0, which the adds
+/// turned into +0.0).
+static Value mergeZeroPadded(OpBuilder &b, Location loc, Value a, Value c) {
+  if (a.getType() != c.getType())
+    return Value();
+  std::optional<ZeroPadded> pa = zeroPadded(a), pc = zeroPadded(c);
+  if (!pa || !pc || pa->axis != pc->axis)
+    return Value();
+  SmallVector<std::tuple<int64_t, int64_t, Value>> pieces(pa->pieces);
+  pieces.append(pc->pieces);
+  llvm::stable_sort(pieces, [](const auto &x, const auto &y) {
+    return std::get<0>(x) < std::get<0>(y);
+  });
+  for (size_t i = 1; i < pieces.size(); ++i)
+    if (std::get<0>(pieces[i - 1]) + std::get<1>(pieces[i - 1]) >
+        std::get<0>(pieces[i]))
+      return Value(); // overlapping: a real sum
+  auto type = cast<RankedTensorType>(a.getType());
+  int64_t axis = pa->axis, full = type.getShape()[axis];
+  SmallVector<Value> parts;
+  auto zeros = [&](int64_t n) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = n;
+    parts.push_back(b.create<SplatOp>(
+        loc, RankedTensorType::get(shape, type.getElementType()),
+        b.getF64FloatAttr(0.0)));
+  };
+  int64_t at = 0;
+  for (auto [start, n, value] : pieces) {
+    if (start > at)
+      zeros(start - at);
+    parts.push_back(value);
+    at = start + n;
+  }
+  if (at < full)
+    zeros(full - at);
+  if (parts.size() == 1)
+    return parts.front();
+  return b.create<ConcatOp>(loc, type, parts, axis);
+}
+
 Value MwAutodiffPass::cloneForward(OpBuilder &b, func::FuncOp forward,
                                    IRMapping &mapping,
                                    SmallVectorImpl<Operation *> &cloned) {
@@ -212,6 +298,10 @@ LogicalResult MwAutodiffPass::backward(OpBuilder &b, ArrayRef<Operation *> ops,
     auto it = local.find(v);
     if (it == local.end()) {
       local[v] = g;
+      return;
+    }
+    if (Value merged = mergeZeroPadded(b, v.getLoc(), it->second, g)) {
+      it->second = merged;
       return;
     }
     it->second = b.create<AddOp>(v.getLoc(), it->second, g);

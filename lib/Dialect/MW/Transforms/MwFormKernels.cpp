@@ -110,7 +110,9 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
         continue;
       if (diesAt(operand, op, order))
         return operand;
-      if (!first)
+      // The logits' gradient goes into the logits only where they die:
+      // otherwise One-Shot would copy 4 bytes a logit to make room.
+      if (!first && !isa<CrossEntropyGradOp>(op))
         first = operand;
     }
     if (first)

@@ -55,17 +55,19 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 
 // Positions are the top-level ops of @train_step: the gathered parameters
 // (the first buffer) are allocated at 0, gathered at 1, waited for at 2 and read by
-// the slices at 4 and 6; the reduce-scatter's piece (the 16-byte buffer) is allocated
-// at 15, written at 16, waited for at 19 and read by the scaling (21-1) and
-// the update.
-// LIVE-LABEL: buffer liveness of @train_step: 40 ops
+// the slices at 4 and 6; the logits (16 bytes a rank) are allocated at 8 and
+// hold their gradient too (mw.cross_entropy_grad at 15 writes in place) until
+// the weight gradient reads it at 19; the reduce-scatter's piece (16 bytes) is
+// allocated at 23.
+// LIVE-LABEL: buffer liveness of @train_step: 39 ops
 // LIVE-NEXT:    {{[a-z_0-9]+}}: 32 B, [0, 7)
-// LIVE:         {{[a-z_0-9]+}}: 16 B, [15, 21)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [8, 20)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [23, 33)
 
 // The arena (1024 B, 256-byte alignment): the gathered parameters at +256
-// from the gather to the second slice, the bucket at +512 and the piece at
-// +256 (reuse of the gathered parameters' bytes, long dead by then) from the
-// reduce-scatter through its wait to the update.
+// from the gather to the second slice, the bucket at +256 (reuse of the
+// gathered parameters' bytes, long dead by then) and the piece at +512 from
+// the reduce-scatter through its wait to the update.
 // ARENA-LABEL: func.func @train_step
 // ARENA-SAME:    mw.arena_size = 1024 : i64
 // ARENA:         %[[C256:.*]] = arith.constant 256 : index
@@ -73,8 +75,8 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
 // ARENA-NEXT:    mw.kernel ins(%arg3 : memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // ARENA:         mw.kernel ins(%[[G]], %arg3 : memref<8xf32>, memref<4xf32>) outs(%[[G]] : memref<8xf32>)
-// ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C512]]][] {{.*}} to memref<8xf32>
-// ARENA:         %[[RS:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<4xf32>
+// ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
+// ARENA:         %[[RS:.*]] = memref.view %{{.*}}[%[[C512]]][] {{.*}} to memref<4xf32>
 // ARENA-NEXT:    mw.kernel ins(%[[B]] : memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // ARENA:         mw.kernel ins(%[[RS]], %[[B]] : memref<4xf32>, memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // ARENA-NEXT:    ^bb0

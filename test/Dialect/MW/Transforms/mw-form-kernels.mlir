@@ -78,3 +78,23 @@ func.func @keep_on_overflow(%f: tensor<f32>, %p: tensor<8xf32> {mw.name = "w"}, 
   %o = mw.select %f, %p, %n : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %k, %o : tensor<8xf32>, tensor<8xf32>
 }
+
+// cross_entropy_grad writes its result into the logits where they die there
+// (a training step's logits: the loss and the gradient are their last
+// readers), and into a fresh buffer where they are still needed.
+// CHECK-LABEL: func.func @cross_entropy_grad
+// CHECK:       %[[Z:.*]] = mw.kernel ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK:         mw.add
+// CHECK:       %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:       %[[G1:.*]] = mw.kernel ins(%[[Z]], %{{.*}}, %{{.*}} : {{.*}}) outs(%[[E]] : tensor<4x8xf32>)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    mw.cross_entropy_grad
+// CHECK:       %[[G2:.*]] = mw.kernel ins(%[[Z]], %{{.*}}, %{{.*}} : {{.*}}) outs(%[[Z]] : tensor<4x8xf32>)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    mw.cross_entropy_grad
+func.func @cross_entropy_grad(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor<4xi32>, %d: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %z = mw.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %g1 = mw.cross_entropy_grad %z, %y, %d : (tensor<4x8xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x8xf32>
+  %g2 = mw.cross_entropy_grad %z, %y, %d : (tensor<4x8xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x8xf32>
+  return %g1, %g2 : tensor<4x8xf32>, tensor<4x8xf32>
+}

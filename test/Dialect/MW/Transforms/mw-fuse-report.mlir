@@ -19,15 +19,15 @@
 // RUN: not mw-opt %t.mlir --mw-fuse=kinds=bogus -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOGUS
 
 // REPORT:      mw-fuse @forward: 13 fusions
-// REPORT:      mw-fuse @train_step: 23 fusions
-// REPORT-NEXT:   kernels               168 -> 97 (x0.577)
-// REPORT-NEXT:   bytes read+written    13068836 -> 10873140 (x0.832; 13.07 MB -> 10.87 MB, cost model)
-// REPORT-NEXT:   buffers               244 -> 214 (30 removed, 884.74 KB)
-// REPORT-NEXT:   fusions by kind      loop 7 (30 ops), row 3 (6 ops), matmul 12 (34 ops), horizontal 1 (28 ops)
+// REPORT:      mw-fuse @train_step: 21 fusions
+// REPORT-NEXT:   kernels               152 -> 85 (x0.559)
+// REPORT-NEXT:   bytes read+written    11889188 -> 9988404 (x0.840; 11.89 MB -> 9.99 MB, cost model)
+// REPORT-NEXT:   buffers               228 -> 200 (28 removed, 786.44 KB)
+// REPORT-NEXT:   fusions by kind      loop 5 (24 ops), row 3 (6 ops), matmul 12 (34 ops), horizontal 1 (28 ops)
 
 // MEMORY-LABEL: mw-memory-report @train_step
-// MEMORY:       bytes read              6528796
-// MEMORY-NEXT:  bytes written           4344344
+// MEMORY:       bytes read              6135580
+// MEMORY-NEXT:  bytes written           3852824
 
 // UNFUSED-LABEL: mw-memory-report @train_step
 // UNFUSED:       arena                   806144 (806.14 KB = 787.25 KiB)

@@ -892,14 +892,17 @@ def MW_EmbeddingGradOp : MW_Op<"embedding_grad", []> {
   }];
 }
 
-def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", []> {
+def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", [MW_TiedResults<"0">]> {
   let runtimeKernel = "CrossEntropy";
   let summary = "gradient of cross_entropy with respect to the logits";
   let description = [{
     `grad_logits[t, :] = grad_loss * (softmax(logits[t, :]) - onehot(labels[t])) / N`
     for tokens whose label is not `ignore_index` (N of them), and zero rows for
     ignored tokens. `grad_loss` is the rank-0 f32 gradient of the loss. Cost:
-    5 FLOPs per logit.
+    5 FLOPs per logit. The result may be written into the logits' buffer
+    (a training step's logits die here): every kernel reads a row's logits
+    before writing that row. `--mw-form-kernels` chooses it when the logits'
+    last use is this op.
 
     ```mlir
     %dlogits = mw.cross_entropy_grad %logits, %labels, %dloss
