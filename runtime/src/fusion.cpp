@@ -764,12 +764,15 @@ std::pair<int, int> Analyzer::valueAt(const FusedValueRef &v,
   default:
     break;
   }
-  // A broadcast operand's map: size-1 and missing leading dimensions read 0.
+  // A broadcast operand's map: missing leading dimensions and size-1
+  // dimensions the result broadcasts read 0. A size-1 dimension the result
+  // also has keeps the result's expression (always 0 in range), so an
+  // operand of the result's shape reads at the identity (a batch of 1).
   auto broadcastMap = [&](const Shape &s) {
     IndexMap inner = zeroMap(s.size());
     size_t lead = result.size() - s.size();
     for (size_t e = 0; e < s.size(); ++e)
-      if (s[e] != 1)
+      if (s[e] != 1 || result[e + lead] == 1)
         inner.rows[e] = m.rows[e + lead];
     return inner;
   };

@@ -7,6 +7,11 @@
 // RUN: %S/Inputs/fused_models.sh %mw_bin %t gpt --preset gpt2-tiny | FileCheck %s --check-prefix=GPT
 // GPT: fused kernels: {{[1-9][0-9]*}}
 // GPT: compared 85 tensors, 0 mismatches
+// A batch of 1 with unfused attention (GPT-2 small's bench shape): operands
+// of the iteration's shape with a size-1 dimension read at the identity.
+// RUN: %S/Inputs/fused_models.sh %mw_bin %t.batch1 gpt --preset gpt2-tiny --batch 1 --attention=unfused | FileCheck %s --check-prefix=GPT1
+// GPT1: fused kernels: {{[1-9][0-9]*}}
+// GPT1: compared 85 tensors, 0 mismatches
 // RUN: %S/Inputs/fused_models.sh %mw_bin %t llama --preset llama-tiny | FileCheck %s --check-prefix=LLAMA
 // LLAMA: fused kernels: {{[1-9][0-9]*}}
 // LLAMA: compared 64 tensors, 0 mismatches
