@@ -16,7 +16,7 @@
 // RUN: %mlir_opt --load-dialect-plugin=%mw_plugin --load-pass-plugin=%mw_plugin \
 // RUN:   --pass-pipeline="builtin.module(mw-memory-report{device-memory=36.4MB ranks=2})" %t.tiny.mlir -o /dev/null \
 // RUN:   | FileCheck %s --check-prefix=VERDICT
-// VERDICT: verdict                 does not fit: short by 162.20 KB = 158.40 KiB
+// VERDICT: verdict                 does not fit: short by 129.18 KB = 126.15 KiB
 // VERDICT: remat      --mw-remat="budget=2712KB"
 // VERDICT-NEXT: fits: 36.40 MB = 34.71 MiB (measured)
 // VERDICT: zero       --mw-zero="stage=3 ranks=2"
