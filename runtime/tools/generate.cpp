@@ -90,108 +90,74 @@ struct GenOptions {
 };
 
 int parseGenerate(int argc, char **argv, GenOptions &o) {
-  std::vector<std::string> seen;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kGenerateUsage, stdout);
-      return -1;
-    }
-    if (arg.size() < 2 || arg[0] != '-') {
-      if (!o.decode.empty())
-        return usage("more than one plan given: '" + o.decode + "' and '" +
-                     arg + "'");
-      o.decode = arg;
-      continue;
-    }
-    std::string flag = arg, value;
-    bool inlineValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      inlineValue = true;
-    }
-    static const char *const flags[] = {"--generate", "--greedy",
-                                        "--reference-matmul", "--print-tokens"};
-    static const char *const withValue[] = {
-        "--prefill", "--prompts",     "--synthetic", "--max-new-tokens",
-        "--temperature", "--seed",    "--kv-layout", "--kv-blocks",
-        "--weights", "--device",      "--report"};
-    bool isFlag = std::any_of(std::begin(flags), std::end(flags),
-                              [&](const char *f) { return flag == f; });
-    bool takesValue = std::any_of(std::begin(withValue), std::end(withValue),
-                                  [&](const char *f) { return flag == f; });
-    if (!isFlag && !takesValue)
-      return usage("unknown option '" + flag + "' for --generate");
-    if (std::find(seen.begin(), seen.end(), flag) != seen.end())
-      return usage(flag + " given twice");
-    seen.push_back(flag);
-    if (isFlag) {
-      if (inlineValue)
-        return usage(flag + " takes no value");
-      if (flag == "--greedy")
-        o.haveGreedy = true;
-      else if (flag == "--reference-matmul")
-        o.referenceMatmul = true;
-      else if (flag == "--print-tokens")
-        o.printTokens = true;
-      continue;
-    }
-    if (!inlineValue) {
-      if (i + 1 >= argc)
-        return usage(flag + " needs a value");
-      value = argv[++i];
-    }
-    if (value.empty())
-      return usage(flag + " needs a value");
-    if (flag == "--prefill") {
-      o.prefill = value;
-    } else if (flag == "--prompts") {
-      o.prompts = value;
-    } else if (flag == "--weights") {
-      o.weights = value;
-    } else if (flag == "--device") {
-      if (value != "cpu" && value != "cuda")
-        return usage("unknown device '" + value + "' (expected cpu or cuda)");
-      o.device = value;
-    } else if (flag == "--report") {
-      if (value != "json")
-        return usage("unknown report format '" + value + "' (expected json)");
-      o.json = true;
-    } else if (flag == "--kv-layout") {
-      if (value != "paged" && value != "contiguous")
-        return usage("unknown --kv-layout '" + value +
-                     "' (expected paged or contiguous)");
-      o.contiguous = value == "contiguous";
-    } else if (flag == "--synthetic") {
-      if (!parseCount(value, 1000000, o.synthetic) || o.synthetic == 0)
-        return usage("--synthetic expects a count in [1, 10^6], got '" +
-                     value + "'");
-      o.haveSynthetic = true;
-    } else if (flag == "--max-new-tokens") {
-      if (!parseCount(value, 1000000, o.maxNew) || o.maxNew == 0)
-        return usage("--max-new-tokens expects a count in [1, 10^6], got '" +
-                     value + "'");
-      o.haveMaxNew = true;
-    } else if (flag == "--kv-blocks") {
-      if (!parseCount(value, 1u << 30, o.kvBlocks) || o.kvBlocks == 0)
-        return usage("--kv-blocks expects a count in [1, 2^30], got '" +
-                     value + "'");
-    } else if (flag == "--seed") {
-      if (!parseCount(value, UINT64_MAX, o.seed))
-        return usage("--seed expects an integer in [0, 2^64), got '" + value +
-                     "'");
-    } else if (flag == "--temperature") {
-      char *end = nullptr;
-      errno = 0;
-      double t = std::strtod(value.c_str(), &end);
-      if (errno || *end || !(t > 0) || !std::isfinite(t))
-        return usage("--temperature expects a positive number, got '" + value +
-                     "'");
-      o.temperature = t;
-      o.greedy = false;
-    }
-  }
+  int status = splitCommandLine(
+      argc, argv, kGenerateUsage,
+      {"--generate", "--greedy", "--reference-matmul", "--print-tokens"},
+      {"--prefill", "--prompts", "--synthetic", "--max-new-tokens",
+       "--temperature", "--seed", "--kv-layout", "--kv-blocks", "--weights",
+       "--device", "--report"},
+      " for --generate", usage, o.decode,
+      [&](const std::string &flag, const std::string &value) {
+        if (flag == "--greedy") {
+          o.haveGreedy = true;
+        } else if (flag == "--reference-matmul") {
+          o.referenceMatmul = true;
+        } else if (flag == "--print-tokens") {
+          o.printTokens = true;
+        } else if (flag == "--prefill") {
+          o.prefill = value;
+        } else if (flag == "--prompts") {
+          o.prompts = value;
+        } else if (flag == "--weights") {
+          o.weights = value;
+        } else if (flag == "--device") {
+          if (value != "cpu" && value != "cuda")
+            return usage("unknown device '" + value +
+                         "' (expected cpu or cuda)");
+          o.device = value;
+        } else if (flag == "--report") {
+          if (value != "json")
+            return usage("unknown report format '" + value +
+                         "' (expected json)");
+          o.json = true;
+        } else if (flag == "--kv-layout") {
+          if (value != "paged" && value != "contiguous")
+            return usage("unknown --kv-layout '" + value +
+                         "' (expected paged or contiguous)");
+          o.contiguous = value == "contiguous";
+        } else if (flag == "--synthetic") {
+          if (!parseCount(value, 1000000, o.synthetic) || o.synthetic == 0)
+            return usage("--synthetic expects a count in [1, 10^6], got '" +
+                         value + "'");
+          o.haveSynthetic = true;
+        } else if (flag == "--max-new-tokens") {
+          if (!parseCount(value, 1000000, o.maxNew) || o.maxNew == 0)
+            return usage(
+                "--max-new-tokens expects a count in [1, 10^6], got '" + value +
+                "'");
+          o.haveMaxNew = true;
+        } else if (flag == "--kv-blocks") {
+          if (!parseCount(value, 1u << 30, o.kvBlocks) || o.kvBlocks == 0)
+            return usage("--kv-blocks expects a count in [1, 2^30], got '" +
+                         value + "'");
+        } else if (flag == "--seed") {
+          if (!parseCount(value, UINT64_MAX, o.seed))
+            return usage("--seed expects an integer in [0, 2^64), got '" +
+                         value + "'");
+        } else if (flag == "--temperature") {
+          char *end = nullptr;
+          errno = 0;
+          double t = std::strtod(value.c_str(), &end);
+          if (errno || *end || !(t > 0) || !std::isfinite(t))
+            return usage("--temperature expects a positive number, got '" +
+                         value + "'");
+          o.temperature = t;
+          o.greedy = false;
+        }
+        return 0;
+      });
+  if (status != 0)
+    return status;
   if (o.decode.empty())
     return usage("--generate: no decode plan given");
   if (o.prefill.empty())

@@ -118,23 +118,30 @@ bool parseUnsignedArg(const std::string &text, uint64_t max, uint64_t &out) {
   return true;
 }
 
-namespace {
-
-/// Parses argv into `o`; returns an exit status (0 to go on, -1 after
-/// --help) and prints the message of a bad command line.
-int parseArgs(int argc, char **argv, Options &o) {
+int splitCommandLine(
+    int argc, char **argv, const char *help,
+    std::initializer_list<std::string_view> flags,
+    std::initializer_list<std::string_view> withValue,
+    const std::string &context,
+    const std::function<int(const std::string &)> &usage,
+    std::string &positional,
+    const std::function<int(const std::string &, const std::string &)> &option) {
+  auto among = [](std::initializer_list<std::string_view> names,
+                  const std::string &flag) {
+    return std::find(names.begin(), names.end(), flag) != names.end();
+  };
   std::vector<std::string> seen;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(help, stdout);
       return -1;
     }
     if (arg.size() < 2 || arg[0] != '-') {
-      if (!o.plan.empty())
-        return usageError("more than one plan given: '" + o.plan + "' and '" +
-                          arg + "'");
-      o.plan = arg;
+      if (!positional.empty())
+        return usage("more than one plan given: '" + positional + "' and '" +
+                     arg + "'");
+      positional = arg;
       continue;
     }
     std::string flag = arg, value;
@@ -144,73 +151,90 @@ int parseArgs(int argc, char **argv, Options &o) {
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    static const char *const withValue[] = {
-        "--device",       "--weights", "--inputs",       "--seed",
-        "--steps",        "--save-weights", "--report",  "--comm",
-        "--comm-timeout", "--consolidate",  "-o",      "--save-outputs"};
-    bool takesValue = std::any_of(std::begin(withValue), std::end(withValue),
-                                  [&](const char *f) { return flag == f; });
-    if (!takesValue && flag != "--reference-matmul")
-      return usageError("unknown option '" + flag + "'");
+    bool isFlag = among(flags, flag);
+    if (!isFlag && !among(withValue, flag))
+      return usage("unknown option '" + flag + "'" + context);
     if (std::find(seen.begin(), seen.end(), flag) != seen.end())
-      return usageError(flag + " given twice");
+      return usage(flag + " given twice");
     seen.push_back(flag);
-    if (!takesValue) {
-      if (inlineValue)
-        return usageError(flag + " takes no value");
-      o.referenceMatmul = true;
-      continue;
+    if (isFlag && inlineValue)
+      return usage(flag + " takes no value");
+    if (!isFlag) {
+      if (!inlineValue) {
+        if (i + 1 >= argc)
+          return usage(flag + " needs a value");
+        value = argv[++i];
+      }
+      if (value.empty())
+        return usage(flag + " needs a value");
     }
-    if (!inlineValue) {
-      if (i + 1 >= argc)
-        return usageError(flag + " needs a value");
-      value = argv[++i];
-    }
-    if (value.empty())
-      return usageError(flag + " needs a value");
-    if (flag == "--device") {
-      if (value != "cpu" && value != "cuda")
-        return usageError("unknown device '" + value +
-                          "' (expected cpu or cuda)");
-      o.device = value;
-    } else if (flag == "--weights") {
-      o.weights = value;
-    } else if (flag == "--inputs") {
-      o.inputs = value;
-    } else if (flag == "--save-weights") {
-      o.saveWeights = value;
-    } else if (flag == "--save-outputs") {
-      o.saveOutputs = value;
-    } else if (flag == "--seed") {
-      if (!parseUnsigned(value, UINT64_MAX, o.seed))
-        return usageError("--seed expects an integer in [0, 2^64), got '" +
-                          value + "'");
-    } else if (flag == "--steps") {
-      if (!parseUnsigned(value, 1000000000, o.steps))
-        return usageError("--steps expects an integer in [0, 10^9], got '" +
-                          value + "'");
-    } else if (flag == "--report") {
-      if (value != "json")
-        return usageError("unknown report format '" + value +
-                          "' (expected json)");
-      o.json = true;
-    } else if (flag == "--comm") {
-      if (value != "auto" && value != "mpi" && value != "none")
-        return usageError("unknown --comm '" + value +
-                          "' (expected auto, mpi or none)");
-      o.comm = value;
-    } else if (flag == "--comm-timeout") {
-      uint64_t seconds = 0;
-      if (!parseUnsigned(value, 86400, seconds) || seconds == 0)
-        return usageError("--comm-timeout expects seconds in [1, 86400], got '" +
-                          value + "'");
-      o.commTimeout = static_cast<double>(seconds);
-    } else if (flag == "--consolidate") {
-      o.consolidate = value;
-    } else if (flag == "-o") {
-      o.output = value;
-    }
+    if (int status = option(flag, value))
+      return status;
   }
+  return 0;
+}
+
+namespace {
+
+/// Parses argv into `o`; returns an exit status (0 to go on, -1 after
+/// --help) and prints the message of a bad command line.
+int parseArgs(int argc, char **argv, Options &o) {
+  int status = splitCommandLine(
+      argc, argv, kUsage, {"--reference-matmul"},
+      {"--device", "--weights", "--inputs", "--seed", "--steps",
+       "--save-weights", "--report", "--comm", "--comm-timeout",
+       "--consolidate", "-o", "--save-outputs"},
+      "", usageError, o.plan,
+      [&](const std::string &flag, const std::string &value) {
+        if (flag == "--reference-matmul") {
+          o.referenceMatmul = true;
+        } else if (flag == "--device") {
+          if (value != "cpu" && value != "cuda")
+            return usageError("unknown device '" + value +
+                              "' (expected cpu or cuda)");
+          o.device = value;
+        } else if (flag == "--weights") {
+          o.weights = value;
+        } else if (flag == "--inputs") {
+          o.inputs = value;
+        } else if (flag == "--save-weights") {
+          o.saveWeights = value;
+        } else if (flag == "--save-outputs") {
+          o.saveOutputs = value;
+        } else if (flag == "--seed") {
+          if (!parseUnsigned(value, UINT64_MAX, o.seed))
+            return usageError("--seed expects an integer in [0, 2^64), got '" +
+                              value + "'");
+        } else if (flag == "--steps") {
+          if (!parseUnsigned(value, 1000000000, o.steps))
+            return usageError("--steps expects an integer in [0, 10^9], got '" +
+                              value + "'");
+        } else if (flag == "--report") {
+          if (value != "json")
+            return usageError("unknown report format '" + value +
+                              "' (expected json)");
+          o.json = true;
+        } else if (flag == "--comm") {
+          if (value != "auto" && value != "mpi" && value != "none")
+            return usageError("unknown --comm '" + value +
+                              "' (expected auto, mpi or none)");
+          o.comm = value;
+        } else if (flag == "--comm-timeout") {
+          uint64_t seconds = 0;
+          if (!parseUnsigned(value, 86400, seconds) || seconds == 0)
+            return usageError(
+                "--comm-timeout expects seconds in [1, 86400], got '" + value +
+                "'");
+          o.commTimeout = static_cast<double>(seconds);
+        } else if (flag == "--consolidate") {
+          o.consolidate = value;
+        } else if (flag == "-o") {
+          o.output = value;
+        }
+        return 0;
+      });
+  if (status != 0)
+    return status;
   if (!o.consolidate.empty()) {
     if (!o.plan.empty())
       return usageError("--consolidate takes no plan");
