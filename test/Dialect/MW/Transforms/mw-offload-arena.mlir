@@ -30,6 +30,22 @@
 // RUN: mw-opt %t.llama.mlir --mw-offload="weights=cpu prefetch=2 pinned-layers=1" --mw-train-pipeline -o %t.llama.k2.mlir 2>/dev/null
 // RUN: mw-translate --mw-plan-json %t.llama.k2.mlir -o %t.llama.k2.json
 // RUN: python3 %S/Inputs/offload_peak.py %t.llama.base.json %t.llama.k2.json 2 1 | FileCheck %s --check-prefix=LLAMAK2
+// mw-run gives the offloaded plan's outputs bit for bit (the weights'
+// default initialization is by name; the fetches copy them into the slots).
+// RUN: mw-translate --mw-to-plan %t.llama.base.mlir -o %t.llama.base.mwplan
+// RUN: mw-translate --mw-to-plan %t.llama.k2.mlir -o %t.llama.k2.mwplan
+// RUN: mw-run %t.llama.base.mwplan --steps 1 --save-outputs %t.llama.base.out > /dev/null
+// RUN: mw-run %t.llama.k2.mwplan --steps 1 --save-outputs %t.llama.k2.out > /dev/null
+// RUN: cmp %t.llama.base.out %t.llama.k2.out
+// With fusion too (--mw-fuse leaves the fetches and waits kernels of their
+// own): the fused plan with offload gives the fused plan's outputs.
+// RUN: mw-opt %t.llama.mlir --mw-train-pipeline=fuse=true -o %t.llama.fb.mlir 2>/dev/null
+// RUN: mw-opt %t.llama.mlir --mw-offload="weights=cpu prefetch=1" --mw-train-pipeline=fuse=true -o %t.llama.fo.mlir 2>/dev/null
+// RUN: mw-translate --mw-to-plan %t.llama.fb.mlir -o %t.llama.fb.mwplan
+// RUN: mw-translate --mw-to-plan %t.llama.fo.mlir -o %t.llama.fo.mwplan
+// RUN: mw-run %t.llama.fb.mwplan --steps 1 --save-outputs %t.llama.fb.out > /dev/null
+// RUN: mw-run %t.llama.fo.mwplan --steps 1 --save-outputs %t.llama.fo.out > /dev/null
+// RUN: cmp %t.llama.fb.out %t.llama.fo.out
 
 // GPTK0: OK: arena {{[0-9]+}} -> {{[0-9]+}} B (1 slots of 199936 B); peak 1476144 -> {{[0-9]+}} B
 // GPTK1: OK: arena {{[0-9]+}} -> {{[0-9]+}} B (2 slots of 199936 B); peak 1476144 -> {{[0-9]+}} B, saved {{[0-9]+}} B, (6 streamed - 2) x 199936 B = 799744 B
