@@ -16,6 +16,10 @@
 // A training step from mw-models, as a whole module.
 // RUN: mw-models gpt --preset gpt2-tiny --train -o %t.train.mlir
 // RUN: not mw-opt %t.train.mlir --mw-offload="weights=cpu" 2>&1 | FileCheck %s --check-prefix=TRAINMODEL
+// mw.fetch and mw.wait have no gradient rule: offload comes after autodiff.
+// RUN: mw-models gpt --preset gpt2-tiny -o %t.fwd.mlir
+// RUN: not mw-opt %t.fwd.mlir --mw-offload="weights=cpu" --mw-autodiff 2>&1 | FileCheck %s --check-prefix=AUTODIFF
+// AUTODIFF: error: {{.*}}'mw.wait' op lies on the path from the parameters to the loss but has no gradient rule
 
 // NOLAYERS: error: mw-offload: @unlayered has no layered parameters (an all-digit component in the mw.name of a param, as in 'h.3.attn.c_attn.weight'): nothing to stream
 // NOLAYERS-NOT: error:
