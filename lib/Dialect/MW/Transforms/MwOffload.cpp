@@ -227,6 +227,12 @@ LogicalResult MwOffloadPass::offload(func::FuncOp func,
            << " has gradient or optimizer-state arguments or results; "
               "--mw-offload streams the weights of forward, prefill and "
               "decode steps";
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (isa<BaseMemRefType>(func.getArgument(i).getType()))
+      return func.emitError()
+             << "mw-offload: @" << name
+             << " is bufferized; run --mw-offload on tensors, before "
+                "--mw-bufferize or --mw-train-pipeline";
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, unsigned> position;
   unsigned next = 0;

@@ -16,6 +16,9 @@
 // A training step from mw-models, as a whole module.
 // RUN: mw-models gpt --preset gpt2-tiny --train -o %t.train.mlir
 // RUN: not mw-opt %t.train.mlir --mw-offload="weights=cpu" 2>&1 | FileCheck %s --check-prefix=TRAINMODEL
+// RUN: mw-opt %s --mw-train-pipeline -o %t.planned.mlir 2>/dev/null
+// RUN: not mw-opt %t.planned.mlir --mw-offload="weights=cpu function=forward" 2>&1 | FileCheck %s --check-prefix=BUFFERIZED
+// BUFFERIZED: error: mw-offload: @forward is bufferized; run --mw-offload on tensors, before --mw-bufferize or --mw-train-pipeline
 // mw.fetch and mw.wait have no gradient rule: offload comes after autodiff.
 // RUN: mw-models gpt --preset gpt2-tiny -o %t.fwd.mlir
 // RUN: not mw-opt %t.fwd.mlir --mw-offload="weights=cpu" --mw-autodiff 2>&1 | FileCheck %s --check-prefix=AUTODIFF
