@@ -22,27 +22,29 @@ namespace {
 double tokenScale(const OffloadModelInputs &in, int64_t batch,
                   int64_t tokensPerSequence) {
   return static_cast<double>(batch) * static_cast<double>(tokensPerSequence) /
-         static_cast<double>(std::max<int64_t>(in.referenceBatch, 1));
+         static_cast<double>(std::max<int64_t>(in.referenceTokens, 1));
 }
 
-/// The roofline time of one op at token scale `s`.
+/// The roofline time of one op at token scale `s` and context scale `c`.
 double opSeconds(const OffloadModelInputs &in, const OffloadOpCost &op,
-                 double s) {
+                 double s, double c) {
   double compute = in.peakFlopsPerSecond > 0
-                       ? op.flops * s / in.peakFlopsPerSecond
+                       ? (op.flops + op.contextFlops * c) * s /
+                             in.peakFlopsPerSecond
                        : 0.0;
-  double memory = in.deviceBytesPerSecond > 0
-                      ? (op.weightBytes + op.otherBytes * s) /
-                            in.deviceBytesPerSecond
-                      : 0.0;
+  double memory =
+      in.deviceBytesPerSecond > 0
+          ? (op.weightBytes + (op.otherBytes + op.contextBytes * c) * s) /
+                in.deviceBytesPerSecond
+          : 0.0;
   return std::max(compute, memory);
 }
 
 double opsSeconds(const OffloadModelInputs &in,
-                  const std::vector<OffloadOpCost> &ops, double s) {
+                  const std::vector<OffloadOpCost> &ops, double s, double c) {
   double total = 0;
   for (const OffloadOpCost &op : ops)
-    total += opSeconds(in, op, s);
+    total += opSeconds(in, op, s, c);
   return total;
 }
 
@@ -94,12 +96,17 @@ int64_t mlir::mw::offloadDeviceBytes(const OffloadModelInputs &in,
 
 double mlir::mw::offloadStepSeconds(const OffloadModelInputs &in,
                                     int64_t pinned, int64_t prefetch,
-                                    int64_t batch, int64_t tokensPerSequence) {
+                                    int64_t batch, int64_t tokensPerSequence,
+                                    double contextTokens) {
   pinned = clampPinned(in, pinned);
   prefetch = std::max<int64_t>(prefetch, 0);
   double s = tokenScale(in, batch, tokensPerSequence);
+  double c = in.referenceContextTokens > 0
+                 ? contextTokens /
+                       static_cast<double>(in.referenceContextTokens)
+                 : 1.0;
   int64_t n = static_cast<int64_t>(in.layers.size());
-  double headEnd = opsSeconds(in, in.headOps, s);
+  double headEnd = opsSeconds(in, in.headOps, s, c);
   // computeEnd[j]: when layer j finished computing.
   std::vector<double> computeEnd(n, 0.0);
   // The compute stream's time at the program point before layer i: the
@@ -124,9 +131,9 @@ double mlir::mw::offloadStepSeconds(const OffloadModelInputs &in,
       ready = copyFree;
     }
     double start = std::max(before(j), ready);
-    computeEnd[j] = start + opsSeconds(in, in.layers[j].ops, s);
+    computeEnd[j] = start + opsSeconds(in, in.layers[j].ops, s, c);
   }
-  return (n ? computeEnd[n - 1] : headEnd) + opsSeconds(in, in.tailOps, s);
+  return (n ? computeEnd[n - 1] : headEnd) + opsSeconds(in, in.tailOps, s, c);
 }
 
 OffloadCandidate mlir::mw::evaluateOffload(const OffloadModelInputs &in,
@@ -141,9 +148,19 @@ OffloadCandidate mlir::mw::evaluateOffload(const OffloadModelInputs &in,
   const OffloadWorkload &w = in.workload;
   int64_t prompt = std::max<int64_t>(w.promptTokens, 1);
   int64_t generate = std::max<int64_t>(w.generateTokens, 1);
-  c.prefillSeconds =
-      offloadStepSeconds(in, c.pinnedLayers, prefetch, batch, prompt);
-  c.decodeSeconds = offloadStepSeconds(in, c.pinnedLayers, prefetch, batch, 1);
+  c.prefillSeconds = offloadStepSeconds(in, c.pinnedLayers, prefetch, batch,
+                                        prompt, static_cast<double>(prompt));
+  c.decodeSeconds = offloadStepSeconds(
+      in, c.pinnedLayers, prefetch, batch, 1,
+      static_cast<double>(prompt) + static_cast<double>(generate) / 2.0);
+  if (w.singleStep) {
+    c.decodeSeconds = 0;
+    c.tokensPerSecond = c.prefillSeconds > 0
+                            ? static_cast<double>(batch * prompt) /
+                                  c.prefillSeconds
+                            : 0.0;
+    return c;
+  }
   double total = c.prefillSeconds +
                  static_cast<double>(generate - 1) * c.decodeSeconds;
   c.tokensPerSecond =

@@ -30,7 +30,7 @@ OffloadModelInputs layers(int n, int64_t weightBytes, double computeSeconds) {
   in.deviceBytesPerSecond = 0; // no memory term
   in.hostLinkBytesPerSecond = 1;
   in.deviceBytes = int64_t(1) << 40;
-  in.referenceBatch = 1;
+  in.referenceTokens = 1;
   return in;
 }
 
@@ -39,40 +39,48 @@ TEST(OffloadModel, ScheduleByHand) {
   OffloadModelInputs in = layers(3, 2, 1.0);
   // K = 0: every copy waits for the previous layer, then its compute waits
   // for the copy: 3 x (2 + 1).
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 0, 1, 1), 9.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 0, 1, 1, 1), 9.0);
   // K = 1: copies 0-2, 2-4 (issued at 0, before layer 0), 4-6 (issued at 3,
   // before layer 1, once layer 0 freed its slot); computes 2-3, 4-5, 6-7.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1), 7.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1, 1), 7.0);
   // Deeper prefetch cannot beat the copy engine: 3 copies + the last compute.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 2, 1, 1), 7.0);
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 3, 1, 1), 7.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 2, 1, 1, 1), 7.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 3, 1, 1, 1), 7.0);
   // One pinned layer computes 0-1 while layer 1 copies 0-2; layer 2 copies
   // 2-4 (issued at 1); computes 2-3 and 4-5.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 1, 1, 1, 1), 5.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 1, 1, 1, 1, 1), 5.0);
   // Pinned with K = 0: layer 1's copy starts after layer 0 (1-3), computes
   // 3-4; layer 2 copies 4-6, computes 6-7.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 1, 0, 1, 1), 7.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 1, 0, 1, 1, 1), 7.0);
   // Everything pinned: compute only.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 3, 0, 1, 1), 3.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 3, 0, 1, 1, 1), 3.0);
 }
 
 TEST(OffloadModel, ComputeScalesWithTokensNotWeights) {
   OffloadModelInputs in = layers(2, 4, 1.0);
   // Compute-bound at 8 tokens: copies 0-4 and 4-8 hide under computes 4-12
   // and 12-20.
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 2, 4), 20.0);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 2, 4, 1), 20.0);
   // Memory term: weights constant, the rest linear in tokens.
   in.peakFlopsPerSecond = 0;
   in.deviceBytesPerSecond = 1;
   in.hostLinkBytesPerSecond = 0; // copies take no time
   for (OffloadLayer &l : in.layers)
     l.ops = {{0, 3, 1}};
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1), 2 * (3 + 1));
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 5, 1), 2 * (3 + 5));
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1, 1), 2 * (3 + 1));
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 5, 1, 1), 2 * (3 + 5));
+  // Context costs scale with the context too.
+  for (OffloadLayer &l : in.layers)
+    l.ops = {{0, 3, 1, 0, 2}};
+  in.referenceContextTokens = 4;
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1, 8), 2 * (3 + 1 + 4));
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 2, 1, 2), 2 * (3 + 2 + 2));
+  for (OffloadLayer &l : in.layers)
+    l.ops = {{0, 3, 1}};
   // Head and tail ops run before and after the layers.
   in.headOps = {{0, 0, 2}};
   in.tailOps = {{0, 1, 0}};
-  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1), 2 + 8 + 1);
+  EXPECT_DOUBLE_EQ(offloadStepSeconds(in, 0, 1, 1, 1, 1), 2 + 8 + 1);
 }
 
 TEST(OffloadModel, DeviceBytes) {

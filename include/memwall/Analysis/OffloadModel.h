@@ -32,6 +32,11 @@ struct OffloadOpCost {
   double flops = 0;
   double weightBytes = 0;
   double otherBytes = 0;
+  /// The part that grows with the context each query attends to (paged
+  /// attention: its FLOPs and the KV cache it reads), priced at
+  /// OffloadModelInputs::referenceContextTokens of context.
+  double contextFlops = 0;
+  double contextBytes = 0;
 };
 
 /// One layer: the bytes of its parameters (what streaming it copies) and the
@@ -51,6 +56,10 @@ struct OffloadWorkload {
   /// The KV cache's block size: a sequence of P + G tokens holds
   /// ceil((P + G) / block) blocks.
   int64_t blockTokens = 16;
+  /// A step without a KV cache (a forward): the prediction is of that one
+  /// step of P tokens per sequence, and tokens/s counts the tokens it
+  /// processes, batch * P / step.
+  bool singleStep = false;
 };
 
 /// Everything the model needs; sizes in bytes, rates per second.
@@ -65,11 +74,16 @@ struct OffloadModelInputs {
   int64_t residentBytes = 0;
   /// KV cache bytes per token of one sequence, every layer, K and V.
   int64_t kvBytesPerToken = 0;
-  /// The arena of the reference step (activations), and its batch: the
-  /// arena of a step of n tokens is taken as referenceTransientBytes * n /
-  /// referenceBatch (the reference step has one token per sequence).
+  /// The tokens of the reference step (its batch times its tokens per
+  /// sequence: the batch for a decode step), which the op costs are for.
+  /// FLOPs and non-weight bytes of a step of n tokens are the reference's
+  /// times n / referenceTokens, and so is its arena:
+  /// referenceTransientBytes * n / referenceTokens.
+  int64_t referenceTokens = 1;
   int64_t referenceTransientBytes = 0;
-  int64_t referenceBatch = 1;
+  /// The context the ops' context costs are for (paged attention's: the
+  /// block tables' capacity); 0 when no op has any.
+  int64_t referenceContextTokens = 0;
   int64_t deviceBytes = 0;
   /// The roofline: peak dense FLOP/s and device memory bandwidth.
   double peakFlopsPerSecond = 0;
@@ -87,7 +101,8 @@ struct OffloadCandidate {
   int64_t deviceBytes = 0;
   /// The predicted time of the prefill step and of one decode step.
   double prefillSeconds = 0, decodeSeconds = 0;
-  /// batch * G / (prefill + (G - 1) * decode).
+  /// batch * G / (prefill + (G - 1) * decode); batch * P / prefill for a
+  /// single step.
   double tokensPerSecond = 0;
 };
 
@@ -96,16 +111,21 @@ int64_t offloadDeviceBytes(const OffloadModelInputs &in, int64_t pinned,
                            int64_t prefetch, int64_t batch);
 
 /// The simulated time of one step of `tokensPerSequence` tokens for `batch`
-/// sequences with the first `pinned` layers resident and prefetch depth K:
+/// sequences attending to `contextTokens` tokens of context each, with the
+/// first `pinned` layers resident and prefetch depth K:
 /// the copy of streamed layer j starts when the copy engine is done with the
 /// previous one and layer j - K - 1 has finished computing (its slot is
 /// free; the fetch is issued before layer j - K computes); layer j computes
 /// after layer j - 1 and after its copy arrived; pinned layers need no copy;
 /// every op takes the slower of its FLOPs at peak and its bytes at the
-/// device bandwidth, FLOPs and non-weight bytes scaled by the step's tokens.
+/// device bandwidth, FLOPs and non-weight bytes scaled by the step's tokens
+/// (and the context parts by the context, too). The prefill is a step of P
+/// tokens with context P; a decode step one token with the decode steps'
+/// mean context P + G / 2 (attention is linear in the context, so the mean
+/// step's time times G - 1 is their sum).
 double offloadStepSeconds(const OffloadModelInputs &in, int64_t pinned,
                           int64_t prefetch, int64_t batch,
-                          int64_t tokensPerSequence);
+                          int64_t tokensPerSequence, double contextTokens);
 
 /// Evaluates one candidate (fits, bytes, times, tokens/s).
 OffloadCandidate evaluateOffload(const OffloadModelInputs &in, int64_t pinned,
