@@ -107,12 +107,56 @@ struct FunctionReport {
   };
   std::optional<Remat> remat;
 
+  /// What --mw-offload=auto weighed and chose (its mw.offload.candidates
+  /// and mw.offload.choice attributes).
+  struct OffloadCandidate {
+    int64_t pinnedLayers = 0, prefetch = 0, batch = 0;
+    bool fits = false;
+    double tokensPerSecond = 0;
+  };
+  struct Offload {
+    SmallVector<OffloadCandidate> candidates;
+    std::optional<OffloadCandidate> choice;
+  };
+  std::optional<Offload> offload;
+
   /// What one rank of a ZeRO step holds and sends (ZeroReport.h).
   std::optional<ZeroReport> zero;
 
   /// The buffers and the live curve for format=html (MemoryReportHtml.h).
   MemoryPicture picture;
 };
+
+/// One entry of mw.offload.candidates (or the choice); missing keys read 0.
+FunctionReport::OffloadCandidate readOffloadCandidate(DictionaryAttr d) {
+  FunctionReport::OffloadCandidate c;
+  auto integer = [&](StringRef key) -> int64_t {
+    auto a = d.getAs<IntegerAttr>(key);
+    return a ? a.getInt() : 0;
+  };
+  c.pinnedLayers = integer("pinned_layers");
+  c.prefetch = integer("prefetch");
+  c.batch = integer("batch");
+  if (auto a = d.getAs<BoolAttr>("fits"))
+    c.fits = a.getValue();
+  if (auto a = d.getAs<FloatAttr>("predicted_tokens_per_s"))
+    c.tokensPerSecond = a.getValueAsDouble();
+  return c;
+}
+
+/// The mw.offload.* attributes of `func`, if --mw-offload=auto ran on it.
+std::optional<FunctionReport::Offload> readOffload(Operation *func) {
+  auto candidates = func->getAttrOfType<ArrayAttr>("mw.offload.candidates");
+  if (!candidates)
+    return std::nullopt;
+  FunctionReport::Offload o;
+  for (Attribute a : candidates)
+    if (auto d = dyn_cast<DictionaryAttr>(a))
+      o.candidates.push_back(readOffloadCandidate(d));
+  if (auto d = func->getAttrOfType<DictionaryAttr>("mw.offload.choice"))
+    o.choice = readOffloadCandidate(d);
+  return o;
+}
 
 /// The mw.remat.* attributes of `func`, if --mw-remat ran on it.
 std::optional<FunctionReport::Remat> readRemat(Operation *func) {
@@ -409,6 +453,7 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   FunctionReport r;
   r.name = func.getName().str();
   r.remat = readRemat(func);
+  r.offload = readOffload(func);
   for (StringRef role : {"param", "input", "label", "optimizer_state", "grad",
                          "none"})
     r.argumentBytes[role] = 0;
@@ -586,6 +631,16 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << layer << " " << formatBinaryBytes(bytes) << ";";
       os << "\n";
     }
+    if (r.offload) {
+      os << llvm::formatv("  {0,-24}{1} weighed", "offload candidates",
+                          r.offload->candidates.size());
+      if (const auto &c = r.offload->choice)
+        os << llvm::formatv("; chosen pinned-layers={0} prefetch={1} "
+                            "batch={2}, {3:f2} tokens/s predicted",
+                            c->pinnedLayers, c->prefetch, c->batch,
+                            c->tokensPerSecond);
+      os << "\n";
+    }
     if (r.zero)
       printZeroText(os, *r.zero);
     if (r.naiveBytes == 0 && !r.planned)
@@ -677,6 +732,26 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports,
                   j.attribute(dtype, bytes);
               });
           });
+          if (r.offload) {
+            auto candidate = [&](const FunctionReport::OffloadCandidate &c) {
+              j.object([&] {
+                j.attribute("pinned_layers", c.pinnedLayers);
+                j.attribute("prefetch", c.prefetch);
+                j.attribute("batch", c.batch);
+                j.attribute("fits", c.fits);
+                j.attribute("predicted_tokens_per_s", c.tokensPerSecond);
+              });
+            };
+            j.attributeArray("offload_candidates", [&] {
+              for (const auto &c : r.offload->candidates)
+                candidate(c);
+            });
+            if (r.offload->choice) {
+              j.attributeBegin("offload_choice");
+              candidate(*r.offload->choice);
+              j.attributeEnd();
+            }
+          }
           if (r.zero)
             printZeroJson(j, *r.zero);
         });
