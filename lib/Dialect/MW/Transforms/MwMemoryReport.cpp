@@ -15,6 +15,7 @@
 
 #include "MemoryReportHtml.h"
 #include "MemoryVerdict.h"
+#include "MwOffloadAuto.h"
 #include "ZeroReport.h"
 
 #include "memwall/Analysis/BufferLiveness.h"
@@ -1083,6 +1084,59 @@ Suggestion predictZero(ModuleOp module, StringRef function, int64_t stage,
   return s;
 }
 
+/// --mw-offload for an inference step (no gradients, no optimizer state)
+/// that does not fit: what --mw-offload=auto would choose, on a copy of the
+/// step, and the step's required bytes with the streamed weights replaced by
+/// the arena's weight slots.
+Suggestion predictOffloadChange(FunctionOpInterface func, const Verdict &v) {
+  const Device &d = v.device;
+  // The device as the user named it: target=, device-memory= (d.name when
+  // there is no target), or both.
+  std::string where =
+      !d.target ? d.name
+      : d.target->memoryBytes == d.memoryBytes
+          ? "target=" + d.target->name.str()
+          : "target=" + d.target->name.str() + " device-memory=" +
+                std::to_string(d.memoryBytes) + "B";
+  auto step = dyn_cast<func::FuncOp>(func.getOperation());
+  if (!step)
+    return unavailable("offload", "the step is not a func.func");
+  OffloadAutoOptions o;
+  if (d.target)
+    o.target = d.target->name.str();
+  o.deviceMemory = std::to_string(d.memoryBytes) + "B";
+  o.weights = "cpu";
+  auto copy = cast<func::FuncOp>(step->clone());
+  FailureOr<OffloadPrediction> p = failure();
+  std::string why;
+  {
+    CapturedErrors errors(step.getContext());
+    p = predictOffload(copy, o, /*table=*/nullptr);
+    why = errors.first;
+  }
+  copy->erase();
+  if (failed(p))
+    return unavailable("offload", why);
+  Suggestion s;
+  s.kind = "offload";
+  s.change = "--mw-offload=\"auto " + where + "\"";
+  s.basis = "predicted: the offload model (docs/offload.md)";
+  s.requiredBytes = v.requiredBytes() - p->streamedBytes + p->slotBytes;
+  s.peakBytes = s.requiredBytes - v.overhead.total();
+  s.fits = s.requiredBytes <= d.memoryBytes;
+  s.note = llvm::formatv("auto chooses pinned-layers={0} prefetch={1} of {2} "
+                         "layers ({3} streamed, {4} of slots); at batch {5} "
+                         "(mw-models --max-batch) it predicts {6:f2} tokens/s "
+                         "for prompts of {7} + {8} generated tokens",
+                         p->decision.pinnedLayers, p->decision.prefetch,
+                         p->layers, formatBothBytes(p->streamedBytes),
+                         formatBothBytes(p->slotBytes), p->decision.batch,
+                         p->tokensPerSecond, p->promptTokens,
+                         p->generateTokens)
+               .str();
+  return s;
+}
+
 /// The verdict on `func` (report `r`) for `device`; failure after a
 /// diagnostic.
 FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
@@ -1123,6 +1177,8 @@ FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
                "--mw-train-pipeline (on tensors) to predict changes"));
     return v;
   }
+  if (r.gradBytes == 0 && r.optimizerStateBytes == 0 && r.paramBytes > 0)
+    v.suggestions.push_back(predictOffloadChange(func, v));
   v.suggestions.push_back(predictRemat(module, r.name, r, v));
   v.suggestions.push_back(estimateGradAccum(func, r, v));
   v.suggestions.push_back(estimatePrecision(r, v));

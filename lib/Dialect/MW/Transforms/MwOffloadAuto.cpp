@@ -391,8 +391,9 @@ DictionaryAttr candidateAttr(Builder &b, const OffloadCandidate &c) {
 
 } // namespace
 
-FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
-                                                   const OffloadAutoOptions &o) {
+FailureOr<OffloadPrediction>
+mlir::mw::predictOffload(func::FuncOp f, const OffloadAutoOptions &o,
+                         llvm::raw_ostream *table) {
   if (o.maxBatch < 0)
     return f.emitError() << "mw-offload: max-batch must be positive or 0 (as "
                             "many as fit), got "
@@ -409,7 +410,8 @@ FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
   search.maxBatch = o.maxBatch;
   OffloadSearchResult r = searchOffload(in, search);
 
-  llvm::raw_ostream &os = llvm::outs();
+  std::string text;
+  llvm::raw_string_ostream os(text);
   const OffloadWorkload &w = in.workload;
   os << "mw-offload auto: @" << f.getSymName() << " on " << device->name
      << " (" << formatBothBytes(in.deviceBytes) << ", host link "
@@ -425,14 +427,20 @@ FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
        << w.generateTokens << " per sequence (KV "
        << formatBothBytes(in.kvBytesPerToken) << " per token)\n";
   os << formatOffloadTable(r);
-  os.flush();
 
   Builder b(f.getContext());
   SmallVector<Attribute> candidates;
   for (const OffloadCandidate &c : r.candidates)
     candidates.push_back(candidateAttr(b, c));
   f->setAttr("mw.offload.candidates", b.getArrayAttr(candidates));
+  auto flush = [&] {
+    if (table) {
+      *table << text;
+      table->flush();
+    }
+  };
   if (r.choice < 0) {
+    flush();
     const OffloadCandidate &least = r.candidates.front();
     return f.emitError() << "mw-offload: auto: no offload of @"
                          << f.getSymName() << " fits " << device->name << " ("
@@ -446,10 +454,34 @@ FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
   os << llvm::formatv("  chosen: pinned-layers={0} prefetch={1} batch={2}: "
                       "{3:f2} tokens/s predicted\n",
                       c.pinnedLayers, c.prefetch, c.batch, c.tokensPerSecond);
-  os.flush();
-  OffloadDecision d;
-  d.pinnedLayers = c.pinnedLayers;
-  d.prefetch = c.prefetch;
-  d.batch = c.batch;
-  return d;
+  flush();
+  OffloadPrediction p;
+  p.decision.pinnedLayers = c.pinnedLayers;
+  p.decision.prefetch = c.prefetch;
+  p.decision.batch = c.batch;
+  p.tokensPerSecond = c.tokensPerSecond;
+  p.deviceBytes = c.deviceBytes;
+  p.deviceMemoryBytes = in.deviceBytes;
+  p.residentBytes = in.residentBytes;
+  for (const OffloadLayer &l : in.layers)
+    p.layerBytes += l.weightBytes;
+  p.layers = static_cast<int64_t>(in.layers.size());
+  p.promptTokens = w.promptTokens;
+  p.generateTokens = w.generateTokens;
+  int64_t pinnedBytes = 0;
+  for (int64_t j = 0; j < c.pinnedLayers; ++j)
+    pinnedBytes += in.layers[j].weightBytes;
+  p.streamedBytes = p.layerBytes - pinnedBytes;
+  // At batch 0 the device bytes are the resident, pinned and slot bytes.
+  p.slotBytes = offloadDeviceBytes(in, c.pinnedLayers, c.prefetch, 0) -
+                in.residentBytes - pinnedBytes;
+  return p;
+}
+
+FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
+                                                   const OffloadAutoOptions &o) {
+  FailureOr<OffloadPrediction> p = predictOffload(f, o, &llvm::outs());
+  if (failed(p))
+    return failure();
+  return p->decision;
 }
