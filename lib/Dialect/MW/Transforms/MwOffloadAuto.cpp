@@ -193,6 +193,9 @@ struct Gathered {
 FailureOr<Gathered> gather(func::FuncOp f, const DeviceRates &d) {
   Gathered g;
   OffloadModelInputs &in = g.in;
+  if (f.isExternal() || !f.getBody().hasOneBlock())
+    return f.emitError() << "mw-offload: auto: @" << f.getSymName()
+                         << " has no single-block body to plan";
   Block &body = f.getBody().front();
   // Parameters by layer, and the first use of each layer.
   llvm::DenseMap<Value, int64_t> paramLayer; // -1: resident
@@ -209,9 +212,11 @@ FailureOr<Gathered> gather(func::FuncOp f, const DeviceRates &d) {
     int64_t bytes = mw::detail::tensorBytes(arg.getType());
     if (role == Role::kv_cache) {
       auto t = dyn_cast<RankedTensorType>(arg.getType());
-      if (!t || t.getRank() != 4 || !t.hasStaticShape())
+      if (!t || t.getRank() != 4 || !t.hasStaticShape() ||
+          t.getDimSize(0) == 0 || t.getDimSize(1) == 0)
         return f.emitError() << "mw-offload: auto: kv_cache argument " << i
-                             << " is not a static [NB, BS, Hkv, D] tensor";
+                             << " is not a static [NB, BS, Hkv, D] tensor "
+                                "with blocks";
       in.kvBytesPerToken += bytes / (t.getDimSize(0) * t.getDimSize(1));
       cacheType = t;
       continue;
