@@ -3,6 +3,8 @@
 // learned positions (embed_positions has --seq rows: HF's offset of 2 is
 // dropped), LayerNorm eps 1e-5, ReLU MLP fc1 -> relu -> fc2, causal
 // attention, the decoder's final LayerNorm and logits tied to embed_tokens.
+// Its logits equal Hugging Face's OPTForCausalLM's with the same weights
+// (test/Models/Inputs/opt_hf_check.py, ctest models/opt-hf-parity).
 //
 // RUN: mw-models opt --preset opt-tiny -o %t
 // RUN: FileCheck %s --input-file %t
