@@ -70,17 +70,19 @@ constexpr double kNvmeBytesPerSecond = 3.5e9;
 constexpr int64_t kMaxPrefetch = 3;
 
 /// The first all-digit component of a dotted name: `h.3.attn.c_attn.weight`
-/// -> 3.
+/// -> 3 (StepStructure's splitLayerPath, as --mw-offload reads it); none
+/// when there is none or it does not fit int64.
 std::optional<int64_t> layerOfName(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  for (StringRef p : parts) {
-    int64_t value;
-    if (!p.empty() && llvm::all_of(p, llvm::isDigit) &&
-        !p.getAsInteger(10, value))
-      return value;
-  }
-  return std::nullopt;
+  auto split = splitLayerPath(name);
+  if (!split)
+    return std::nullopt;
+  StringRef number = StringRef(split->first).rsplit('.').second;
+  if (number.empty())
+    number = split->first;
+  int64_t value;
+  if (number.getAsInteger(10, value))
+    return std::nullopt;
+  return value;
 }
 
 std::optional<Role> roleOf(func::FuncOp f, unsigned i) {
