@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -19,7 +20,7 @@
 namespace mlir::mw {
 
 /// --mw-offload's options that auto reads: `target=`, `device-memory=`,
-/// `weights=` (cpu or nvme) and `max-batch=` (0: the step's batch).
+/// `weights=` (cpu or nvme) and `max-batch=` (0: as many sequences as fit).
 struct OffloadAutoOptions {
   std::string target, deviceMemory, weights;
   int64_t maxBatch = 0;
@@ -36,6 +37,28 @@ struct OffloadDecision {
 /// returns the choice; failure after an error at `f`.
 FailureOr<OffloadDecision> chooseOffload(func::FuncOp f,
                                          const OffloadAutoOptions &o);
+
+/// What chooseOffload decides, with its prediction, printing the table to
+/// `table` (nothing when null): the memory report's verdict suggests
+/// --mw-offload with it.
+struct OffloadPrediction {
+  OffloadDecision decision;
+  double tokensPerSecond = 0;
+  /// The chosen candidate's device bytes, and the device's.
+  int64_t deviceBytes = 0, deviceMemoryBytes = 0;
+  /// The batch-independent bytes: parameters outside the layers, constants,
+  /// the runtime workspace; and every layer's weights.
+  int64_t residentBytes = 0, layerBytes = 0;
+  int64_t layers = 0;
+  /// Under the choice: the weights that no longer live on the device, and
+  /// the arena's weight slots that take their place.
+  int64_t streamedBytes = 0, slotBytes = 0;
+  /// The workload predicted for (docs/offload.md).
+  int64_t promptTokens = 0, generateTokens = 0;
+};
+FailureOr<OffloadPrediction> predictOffload(func::FuncOp f,
+                                            const OffloadAutoOptions &o,
+                                            llvm::raw_ostream *table);
 
 } // namespace mlir::mw
 
