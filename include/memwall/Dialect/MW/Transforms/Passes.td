@@ -141,7 +141,7 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "Device for the verdict, by name: V100-16GB, RTX4090, V100-32GB, "
            "A100-40GB, A6000, L40S, A100-80GB, H100-80GB, H200-141GB, "
-           "B200-192GB (or h200, h100, a100)">,
+           "B200-192GB (or h200, h100, a100, v100)">,
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "Data-parallel ranks available to the verdict's ZeRO suggestions "
            "(1: none)">,
@@ -736,7 +736,7 @@ def MwOffload : Pass<"mw-offload", "ModuleOp"> {
            "auto: the device memory to fit, e.g. 32GiB (default: the "
            "target's)">,
     Option<"maxBatch", "max-batch", "int64_t", /*default=*/"0",
-           "auto: the largest batch to consider (0: the step's)">,
+           "auto: the largest batch to consider (0: as many as fit)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Write one summary line per function to stderr">,
   ];
