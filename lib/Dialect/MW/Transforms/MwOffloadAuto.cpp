@@ -421,7 +421,8 @@ mlir::mw::predictOffload(func::FuncOp f, const OffloadAutoOptions &o,
   llvm::raw_string_ostream os(text);
   const OffloadWorkload &w = in.workload;
   os << "mw-offload auto: @" << f.getSymName() << " on " << device->name
-     << " (" << formatBothBytes(in.deviceBytes) << ", host link "
+     << " (" << formatBothBytes(in.deviceBytes)
+     << (o.weights == "nvme" ? ", weights from NVMe at " : ", host link ")
      << llvm::formatv("{0:f1}", in.hostLinkBytesPerSecond / 1e9)
      << " GB/s), " << in.layers.size() << " layers of "
      << formatBothBytes(in.layers.front().weightBytes) << ", resident "

@@ -39,6 +39,13 @@
 // JSON-NEXT:   "fits": true,
 // JSON-NEXT:   "predicted_tokens_per_s": 41.2
 
+// weights=nvme: copies at the slower of the host link and a nominal NVMe
+// drive (3.5 GB/s).
+// RUN: rm -rf %t.nvme && mkdir -p %t.nvme
+// RUN: mw-opt %t.opt30b.mlir --mw-offload="auto weights=nvme path=%t.nvme target=v100 function=decode" -o /dev/null | FileCheck %s --check-prefix=NVME
+// NVME: mw-offload auto: @decode on v100 (32.00 GB = 29.80 GiB, weights from NVMe at 3.5 GB/s)
+// NVME: chosen: pinned-layers=0 prefetch=0 batch=217: 12.53 tokens/s predicted
+
 // A small step that auto streams in part: mw-eval gives the same outputs
 // before and after, and after the pipeline.
 // RUN: mw-models opt --layers 4 --hidden 512 --heads 8 --ffn 2048 --vocab 1024 --seq 64 --inference --max-batch 2 -o %t.small.mlir
