@@ -92,6 +92,27 @@ void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
 #endif
 } // namespace
 
+bool blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc) {
+#ifdef MWRT_HAVE_OPENBLAS
+  if (m == 0 || n == 0 || k == 0 ||
+      std::max({m, n, k, lda, ldb, ldc}) > INT_MAX)
+    return false;
+  ensureBlasThreads();
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+  return true;
+#else
+  (void)transA, (void)transB, (void)m, (void)n, (void)k, (void)alpha;
+  (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+  return false;
+#endif
+}
+
 void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
                 float *c, bool reference) {
