@@ -54,25 +54,27 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // BUF:        mesh.all_reduce
 
 // Positions are the top-level ops of @train_step: the gathered parameters
-// (the first buffer) are allocated at 0, gathered at 1, waited for at 2 and read by
-// the slices at 4 and 6; the logits (16 bytes a rank) are allocated at 8 and
-// hold their gradient too (mw.cross_entropy_grad at 15 writes in place) until
-// the weight gradient reads it at 19; the reduce-scatter's piece (16 bytes) is
-// allocated at 23.
-// LIVE-LABEL: buffer liveness of @train_step: 39 ops
-// LIVE-NEXT:    {{[a-z_0-9]+}}: 32 B, [0, 7)
-// LIVE:         {{[a-z_0-9]+}}: 16 B, [8, 20)
-// LIVE:         {{[a-z_0-9]+}}: 16 B, [23, 33)
+// (the first buffer) are allocated at 0, gathered at 1 and waited for at 2;
+// the weight's slice at 5 copies, the bias's is a view (--mw-fold-views) that
+// the bias add at 9 reads; the logits (16 bytes a rank) are allocated at 7
+// and hold their gradient too (mw.cross_entropy_grad at 14 writes in place)
+// until the weight gradient reads it at 18; the reduce-scatter's piece (16
+// bytes) is allocated at 22.
+// LIVE-LABEL: buffer liveness of @train_step: 38 ops
+// LIVE-NEXT:    {{[a-z_0-9]+}}: 32 B, [0, 10)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [7, 19)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [22, 32)
 
-// The arena (1024 B, 256-byte alignment): the gathered parameters at +256
-// from the gather to the second slice, the bucket at +256 (reuse of the
-// gathered parameters' bytes, long dead by then) and the piece at +512 from
-// the reduce-scatter through its wait to the update.
+// The arena (1024 B, 256-byte alignment): the gathered parameters at +0
+// from the gather to the bias add (which reads the bias through a view), the
+// bucket at +256 and the piece at +512 from the reduce-scatter through its
+// wait to the update.
 // ARENA-LABEL: func.func @train_step
 // ARENA-SAME:    mw.arena_size = 1024 : i64
+// ARENA:         %[[C0:.*]] = arith.constant 0 : index
 // ARENA:         %[[C256:.*]] = arith.constant 256 : index
 // ARENA:         %[[C512:.*]] = arith.constant 512 : index
-// ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
+// ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C0]]][] {{.*}} to memref<8xf32>
 // ARENA-NEXT:    mw.kernel ins(%arg3 : memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // ARENA:         mw.kernel ins(%[[G]], %arg3 : memref<8xf32>, memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
