@@ -183,6 +183,7 @@ struct MwFoldViewsPass : mw::impl::MwFoldViewsBase<MwFoldViewsPass> {
       // Each rule erases kernels; positions are renumbered between them.
       foldConsumers(block);
       foldProducers(block);
+      foldConcats(block);
     }
   }
 
@@ -366,6 +367,172 @@ struct MwFoldViewsPass : mw::impl::MwFoldViewsBase<MwFoldViewsPass> {
           kernel.getLoc(), type, dst, view.offset, view.shape, view.strides);
       replaceBuffer(src, cast, kernel);
       eraseKernelAndBuffers(kernel);
+      ++numFolded;
+    }
+  }
+
+  /// The concat side. A single mw.concat kernel into a fresh buffer whose
+  /// every input is a fresh buffer (or a contiguous reshape of one) that one
+  /// earlier single-op kernel writes (directly, or through a permuted view)
+  /// and only the concat reads: each writer writes its piece of the concat's
+  /// destination through a view, and the concat and the pieces go (the
+  /// Q, K and V gradients into the QKV projection's gradient).
+  void foldConcats(Block &block) {
+    DenseMap<Operation *, unsigned> pos = positions(block);
+    SmallVector<KernelOp> kernels(block.getOps<KernelOp>());
+    for (KernelOp kernel : kernels) {
+      auto concat = dyn_cast_or_null<ConcatOp>(kernel.getSingleOp());
+      if (!concat || !kernel.hasBufferSemantics())
+        continue;
+      auto dst = kernel.getOuts()[0].getDefiningOp<memref::AllocOp>();
+      std::optional<Strided> c = dst ? layoutOf(dst.getType()) : std::nullopt;
+      if (!c || !dst.getType().getLayout().isIdentity() ||
+          llvm::any_of(dst->getUsers(),
+                       [&](Operation *u) { return pos[u] < pos[kernel]; }))
+        continue;
+      Block &body = kernel.getBody().front();
+      if (!llvm::equal(concat.getInputs(), body.getArguments()))
+        continue;
+      struct Piece {
+        memref::AllocOp buffer;
+        SmallVector<Operation *> chain; // reshapes from the buffer to the input
+        KernelOp writer;
+        memref::ReinterpretCastOp writerView; // null: writes the buffer
+        Strided layout;                       // of the buffer, in dst
+      };
+      SmallVector<Piece> pieces;
+      int64_t axis = concat.getAxis(), at = 0;
+      Operation *first = kernel;
+      bool ok = true;
+      for (Value in : kernel.getIns()) {
+        Piece p;
+        Value v = in;
+        while (Operation *def = v.getDefiningOp()) {
+          if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+            break;
+          if (!def->hasOneUse()) {
+            ok = false;
+            break;
+          }
+          p.chain.push_back(def);
+          v = def->getOperand(0);
+        }
+        p.buffer = v.getDefiningOp<memref::AllocOp>();
+        auto inType = cast<MemRefType>(in.getType());
+        if (!ok || !p.buffer || !p.buffer.getType().getLayout().isIdentity() ||
+            !inType.getLayout().isIdentity() ||
+            llvm::any_of(pieces,
+                         [&](const Piece &q) { return q.buffer == p.buffer; })) {
+          ok = false;
+          break;
+        }
+        // The buffer's users: the reshape chain (or the concat), one writer
+        // (directly or through one reinterpret_cast), deallocs.
+        for (OpOperand &use : p.buffer->getUses()) {
+          Operation *user = use.getOwner();
+          if (isa<memref::DeallocOp>(user) ||
+              (!p.chain.empty() && user == p.chain.back()) ||
+              (p.chain.empty() && user == kernel))
+            continue;
+          OpOperand *write = &use;
+          if (auto view = dyn_cast<memref::ReinterpretCastOp>(user)) {
+            if (p.writerView || !view->hasOneUse()) {
+              ok = false;
+              break;
+            }
+            p.writerView = view;
+            write = &*view->getUses().begin();
+          }
+          auto writer = dyn_cast<KernelOp>(write->getOwner());
+          if (!writer || p.writer || !writer.getSingleOp() ||
+              !writer.isDpsInit(write) || pos[writer] > pos[kernel] ||
+              llvm::is_contained(writer.getIns(), write->get())) {
+            ok = false;
+            break;
+          }
+          p.writer = writer;
+        }
+        if (!ok || !p.writer) {
+          ok = false;
+          break;
+        }
+        // The input's piece of dst, in the input's shape, then in the
+        // buffer's (a contiguous reshape of it).
+        Strided slice = *c;
+        slice.offset += at * c->strides[axis];
+        slice.shape.assign(inType.getShape().begin(), inType.getShape().end());
+        at += inType.getShape()[axis];
+        std::optional<Strided> layout =
+            reshaped(slice, p.buffer.getType().getShape());
+        if (!layout) {
+          ok = false;
+          break;
+        }
+        p.layout = *layout;
+        if (pos[p.writer] < pos[first])
+          first = p.writer;
+        pieces.push_back(std::move(p));
+      }
+      if (!ok)
+        continue;
+      // A writer's permuted view of its buffer becomes the same permutation
+      // of the buffer's layout in dst: each view dimension is one buffer
+      // dimension (same size, the buffer's row-major stride).
+      SmallVector<std::optional<Strided>> writerLayouts;
+      for (Piece &p : pieces) {
+        if (!p.writerView) {
+          writerLayouts.push_back(p.layout);
+          continue;
+        }
+        std::optional<Strided> v = layoutOf(p.writerView.getType());
+        SmallVector<int64_t> rowMajor(p.layout.shape.size(), 1);
+        for (size_t e = rowMajor.size(); e-- > 1;)
+          rowMajor[e - 1] = rowMajor[e] * p.layout.shape[e];
+        SmallVector<bool> used(rowMajor.size(), false);
+        for (size_t d = 0; v && d < v->shape.size(); ++d) {
+          if (v->shape[d] == 1) {
+            v->strides[d] = 1;
+            continue;
+          }
+          size_t e = 0;
+          while (e < rowMajor.size() &&
+                 (used[e] || p.layout.shape[e] != v->shape[d] ||
+                  rowMajor[e] != v->strides[d]))
+            ++e;
+          if (e == rowMajor.size() || v->offset != 0) {
+            v = std::nullopt;
+            break;
+          }
+          used[e] = true;
+          v->strides[d] = p.layout.strides[e];
+        }
+        if (v)
+          v->offset = p.layout.offset;
+        writerLayouts.push_back(v);
+      }
+      if (llvm::any_of(writerLayouts, [](auto &l) { return !l; }))
+        continue;
+      dst->moveBefore(first);
+      for (auto [p, layout] : llvm::zip(pieces, writerLayouts)) {
+        OpBuilder b(p.writer);
+        MemRefType type = viewType(dst.getType(), *layout);
+        Value view = b.create<memref::ReinterpretCastOp>(
+            p.writer.getLoc(), type, dst, layout->offset, layout->shape,
+            layout->strides);
+        Value old = p.writerView ? p.writerView.getResult()
+                                 : p.buffer.getResult();
+        p.writer->replaceUsesOfWith(old, view);
+      }
+      kernel->erase();
+      for (Piece &p : pieces) {
+        if (p.writerView)
+          p.writerView->erase();
+        for (Operation *view : p.chain) // from the input back to the buffer
+          view->erase();
+        for (Operation *u : llvm::make_early_inc_range(p.buffer->getUsers()))
+          u->erase();
+        p.buffer->erase();
+      }
       ++numFolded;
     }
   }

@@ -5,7 +5,7 @@
 // mw-bufferize-same-outputs.mlir and mw-fuse-same-outputs.mlir).
 // RUN: mw-opt %s -split-input-file --mw-fold-views | FileCheck %s
 // RUN: mw-opt %s --mw-fold-views -o %t.folded.mlir
-// RUN: for f in split_heads merge_heads_matmul transpose_to_matmul written_in_place copying_reshape returned produced_twice not_a_matmul; do mw-eval %s --entry $f --random-inputs 3 --print > %t.$f.ref && mw-eval %t.folded.mlir --entry $f --random-inputs 3 --print | diff %t.$f.ref - || exit 1; done
+// RUN: for f in split_heads merge_heads_matmul transpose_to_matmul written_in_place copying_reshape returned produced_twice not_a_matmul concat_pieces concat_piece_read_twice concat_same_twice; do mw-eval %s --entry $f --random-inputs 3 --print > %t.$f.ref && mw-eval %t.folded.mlir --entry $f --random-inputs 3 --print | diff %t.$f.ref - || exit 1; done
 
 // Consumer side: attention's split of the QKV projection into heads, a
 // fused loop kernel of slices, reshapes and transposes, becomes three views
@@ -241,4 +241,120 @@ func.func @not_a_matmul(%a: memref<2x3xf32>) -> memref<3x2xf32> {
     mw.yield %0 : tensor<3x2xf32>
   }
   return %t : memref<3x2xf32>
+}
+
+// -----
+
+// Concat side: the Q, K and V gradients' products, written back to
+// [B, S, H, D] through the producer-side views, then reshaped and
+// concatenated into the QKV gradient: each matmul writes its piece of the
+// concat's destination directly (rows 12 apart, at columns 0 and 4 of 8 here).
+// CHECK-LABEL: func.func @concat_pieces
+// CHECK:       %[[C:.*]] = memref.alloc() : memref<1x4x8xf32>
+// CHECK-NEXT:  %[[A:.*]] = memref.reinterpret_cast %[[C]] to offset: [0], sizes: [1, 2, 4, 2], strides: [{{[0-9]+}}, 2, 8, 1]
+// CHECK-NEXT:  mw.kernel ins(%arg0, %arg1 : {{.*}}) outs(%[[A]] :
+// CHECK:       %[[B:.*]] = memref.reinterpret_cast %[[C]] to offset: [4], sizes: [1, 2, 4, 2], strides: [{{[0-9]+}}, 2, 8, 1]
+// CHECK-NEXT:  mw.kernel ins(%arg0, %arg2 : {{.*}}) outs(%[[B]] :
+// CHECK-NOT:   mw.concat
+// CHECK:       mw.kernel ins(%[[C]] : memref<1x4x8xf32>)
+func.func @concat_pieces(%p: memref<1x2x4x4xf32>, %v: memref<1x2x4x2xf32>, %w: memref<1x2x4x2xf32>) -> memref<1x4x8xf32> {
+  %o = memref.alloc() : memref<1x2x4x2xf32>
+  mw.kernel ins(%p, %v : memref<1x2x4x4xf32>, memref<1x2x4x2xf32>) outs(%o : memref<1x2x4x2xf32>) {
+  ^bb0(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x2xf32>):
+    %0 = mw.matmul %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
+    mw.yield %0 : tensor<1x2x4x2xf32>
+  }
+  %t = memref.alloc() : memref<1x4x2x2xf32>
+  mw.kernel ins(%o : memref<1x2x4x2xf32>) outs(%t : memref<1x4x2x2xf32>) {
+  ^bb0(%a: tensor<1x2x4x2xf32>):
+    %0 = mw.transpose %a permutation = [0, 2, 1, 3] : tensor<1x2x4x2xf32> -> tensor<1x4x2x2xf32>
+    mw.yield %0 : tensor<1x4x2x2xf32>
+  }
+  %o2 = memref.alloc() : memref<1x2x4x2xf32>
+  mw.kernel ins(%p, %w : memref<1x2x4x4xf32>, memref<1x2x4x2xf32>) outs(%o2 : memref<1x2x4x2xf32>) {
+  ^bb0(%a: tensor<1x2x4x4xf32>, %b: tensor<1x2x4x2xf32>):
+    %0 = mw.matmul %a, %b : (tensor<1x2x4x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
+    mw.yield %0 : tensor<1x2x4x2xf32>
+  }
+  %t2 = memref.alloc() : memref<1x4x2x2xf32>
+  mw.kernel ins(%o2 : memref<1x2x4x2xf32>) outs(%t2 : memref<1x4x2x2xf32>) {
+  ^bb0(%a: tensor<1x2x4x2xf32>):
+    %0 = mw.transpose %a permutation = [0, 2, 1, 3] : tensor<1x2x4x2xf32> -> tensor<1x4x2x2xf32>
+    mw.yield %0 : tensor<1x4x2x2xf32>
+  }
+  %c1 = memref.collapse_shape %t [[0, 1, 2, 3]] : memref<1x4x2x2xf32> into memref<16xf32>
+  %e1 = memref.expand_shape %c1 [[0, 1, 2]] output_shape [1, 4, 4] : memref<16xf32> into memref<1x4x4xf32>
+  %c2 = memref.collapse_shape %t2 [[0, 1, 2, 3]] : memref<1x4x2x2xf32> into memref<16xf32>
+  %e2 = memref.expand_shape %c2 [[0, 1, 2]] output_shape [1, 4, 4] : memref<16xf32> into memref<1x4x4xf32>
+  %cat = memref.alloc() : memref<1x4x8xf32>
+  mw.kernel ins(%e1, %e2 : memref<1x4x4xf32>, memref<1x4x4xf32>) outs(%cat : memref<1x4x8xf32>) {
+  ^bb0(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>):
+    %0 = mw.concat %a, %b axis = 2 : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x8xf32>
+    mw.yield %0 : tensor<1x4x8xf32>
+  }
+  %r = memref.alloc() : memref<1x4x8xf32>
+  mw.kernel ins(%cat : memref<1x4x8xf32>) outs(%r : memref<1x4x8xf32>) {
+  ^bb0(%a: tensor<1x4x8xf32>):
+    %0 = mw.neg %a : tensor<1x4x8xf32>
+    mw.yield %0 : tensor<1x4x8xf32>
+  }
+  return %r : memref<1x4x8xf32>
+}
+
+// -----
+
+// Negative (concat side): a piece is also read by another kernel, so it
+// stays a buffer of its own and the concat copies it.
+// CHECK-LABEL: func.func @concat_piece_read_twice
+// CHECK-NOT:   memref.reinterpret_cast
+// CHECK:       mw.concat
+func.func @concat_piece_read_twice(%x: memref<2x2xf32>, %y: memref<2x2xf32>) -> (memref<2x4xf32>, memref<2x2xf32>) {
+  %a = memref.alloc() : memref<2x2xf32>
+  mw.kernel ins(%x : memref<2x2xf32>) outs(%a : memref<2x2xf32>) {
+  ^bb0(%s: tensor<2x2xf32>):
+    %0 = mw.exp %s : tensor<2x2xf32>
+    mw.yield %0 : tensor<2x2xf32>
+  }
+  %b = memref.alloc() : memref<2x2xf32>
+  mw.kernel ins(%y : memref<2x2xf32>) outs(%b : memref<2x2xf32>) {
+  ^bb0(%s: tensor<2x2xf32>):
+    %0 = mw.tanh %s : tensor<2x2xf32>
+    mw.yield %0 : tensor<2x2xf32>
+  }
+  %n = memref.alloc() : memref<2x2xf32>
+  mw.kernel ins(%a : memref<2x2xf32>) outs(%n : memref<2x2xf32>) {
+  ^bb0(%s: tensor<2x2xf32>):
+    %0 = mw.neg %s : tensor<2x2xf32>
+    mw.yield %0 : tensor<2x2xf32>
+  }
+  %cat = memref.alloc() : memref<2x4xf32>
+  mw.kernel ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%cat : memref<2x4xf32>) {
+  ^bb0(%s: tensor<2x2xf32>, %t: tensor<2x2xf32>):
+    %0 = mw.concat %s, %t axis = 1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+    mw.yield %0 : tensor<2x4xf32>
+  }
+  return %cat, %n : memref<2x4xf32>, memref<2x2xf32>
+}
+
+// -----
+
+// Negative (concat side): the same buffer twice (concat %a, %a) cannot be
+// written into two places.
+// CHECK-LABEL: func.func @concat_same_twice
+// CHECK-NOT:   memref.reinterpret_cast
+// CHECK:       mw.concat
+func.func @concat_same_twice(%x: memref<2x2xf32>) -> memref<2x4xf32> {
+  %a = memref.alloc() : memref<2x2xf32>
+  mw.kernel ins(%x : memref<2x2xf32>) outs(%a : memref<2x2xf32>) {
+  ^bb0(%s: tensor<2x2xf32>):
+    %0 = mw.exp %s : tensor<2x2xf32>
+    mw.yield %0 : tensor<2x2xf32>
+  }
+  %cat = memref.alloc() : memref<2x4xf32>
+  mw.kernel ins(%a, %a : memref<2x2xf32>, memref<2x2xf32>) outs(%cat : memref<2x4xf32>) {
+  ^bb0(%s: tensor<2x2xf32>, %t: tensor<2x2xf32>):
+    %0 = mw.concat %s, %t axis = 1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+    mw.yield %0 : tensor<2x4xf32>
+  }
+  return %cat : memref<2x4xf32>
 }

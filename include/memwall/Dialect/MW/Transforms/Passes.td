@@ -473,6 +473,13 @@ def MwFoldViews : Pass<"mw-fold-views", "ModuleOp"> {
       products, transposed back to `[B, S, H, D]`). The matmul then writes
       the transpose's destination through the inverse-permuted view, and its
       own buffer goes.
+    - **concat side**: a single `mw.concat` kernel into a fresh buffer whose
+      every input is a distinct fresh buffer (or a contiguous reshape of
+      one) that exactly one earlier single-op kernel writes, directly or
+      through a permuted view, and only the concat reads (the Q, K and V
+      gradients into the QKV projection's gradient). Each writer then writes
+      its piece of the concat's destination through a view, and the concat
+      and the pieces' buffers go.
 
     Every kernel computes the same values from the same elements, so
     `mw-eval` gives bit-identical outputs before and after; the runtime's
