@@ -957,6 +957,56 @@ TEST(CpuKernels, MatmulBlasWithinTolerance) {
   }
 }
 
+TEST(CpuKernels, MatmulReadsAndWritesStridedViews) {
+  // Attention's heads as --mw-fold-views leaves them: the lhs a transposed
+  // view ([B, S, H, D] storage read as [B, H, S, D]), the result written
+  // through one too. sgemm takes them in place with their leading dimension
+  // (OpenBLAS) or the loop reads them through their strides (reference):
+  // both agree with the product of dense copies, the reference bit for bit.
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t B = 2, S = 5, H = 3, D = 4, N = 6;
+  std::vector<double> xs(B * S * H * D), ws(D * N), dense(B * H * S * D);
+  for (double &v : xs)
+    v = dist(rng);
+  for (double &v : ws)
+    v = dist(rng);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i)
+        for (int64_t d = 0; d < D; ++d)
+          dense[((b * H + h) * S + i) * D + d] = xs[((b * S + i) * H + h) * D + d];
+  Buf x = f32({B, H, S, D}, xs), w = f32({D, N}, ws);
+  x.strides = {S * H * D, D, H * D, 1}; // [B, S, H, D] storage
+  Buf xd = f32({B, H, S, D}, dense);
+  for (bool reference : {false, true}) {
+    CpuKernelOptions opts;
+    opts.referenceMatmul = reference;
+    Buf want = out(DType::F32, {B, H, S, N});
+    EXPECT_OK(run(OpKind::Matmul, {&xd, &w}, {&want}, {}, referenceOnly()));
+    // The result through a transposed view of [B, S, H, N] storage.
+    Buf got = out(DType::F32, {B, H, S, N});
+    got.strides = {S * H * N, N, H * N, 1};
+    EXPECT_OK(run(OpKind::Matmul, {&x, &w}, {&got}, {}, opts));
+    double u = std::ldexp(1.0, -24), gamma = D * u / (1 - D * u);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < S; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double g = got.at(((b * S + i) * H + h) * N + j);
+            double e = want.at(((b * H + h) * S + i) * N + j);
+            if (reference) {
+              ASSERT_EQ(bitsOf(static_cast<float>(g)), bitsOf(static_cast<float>(e)));
+              continue;
+            }
+            double absSum = 0;
+            for (int64_t d = 0; d < D; ++d)
+              absSum += std::abs(dense[((b * H + h) * S + i) * D + d] * ws[d * N + j]);
+            ASSERT_LE(std::abs(g - e), 2 * gamma * absSum);
+          }
+  }
+}
+
 TEST(CpuKernels, MatmulIsDeterministic) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1, 1);
