@@ -1049,6 +1049,31 @@ bool Analyzer::analyzeTiled() {
     };
     m.denseLhs = dense(ins[m.lhs]);
     m.denseRhs = dense(ins[m.rhs]);
+    // Matrices of unit-stride rows: sgemm takes them with a leading
+    // dimension, no copy (the batch element's matrix by its strides).
+    auto view = [&](const OperandDesc &o, const std::vector<int64_t> &matrix,
+                    int64_t &ld, std::vector<int64_t> &offsets) {
+      size_t r = o.shape.size();
+      int64_t rows = o.shape[r - 2], cols = o.shape[r - 1];
+      if (o.dtype != DType::F32 || (cols != 1 && o.strides[r - 1] != 1) ||
+          std::any_of(o.strides.begin(), o.strides.end(),
+                      [](int64_t st) { return st < 0; }))
+        return false;
+      ld = rows == 1 ? std::max<int64_t>(cols, 1) : o.strides[r - 2];
+      if (ld < std::max<int64_t>(cols, 1))
+        return false;
+      Shape ob(o.shape.begin(), o.shape.end() - 2), obs = rowMajor(ob);
+      offsets.clear();
+      for (int64_t mi : matrix) {
+        int64_t off = 0;
+        for (size_t d = 0; d < ob.size(); ++d)
+          off += (mi / obs[d]) % ob[d] * o.strides[d];
+        offsets.push_back(off);
+      }
+      return true;
+    };
+    m.viewLhs = view(ins[m.lhs], m.lhsBatch, m.lda, m.lhsOffsets);
+    m.viewRhs = view(ins[m.rhs], m.rhsBatch, m.ldb, m.rhsOffsets);
     a.identityOnly[m.lhs] = a.identityOnly[m.rhs] = false;
   }
 
@@ -1142,11 +1167,11 @@ bool Analyzer::analyzeTiled() {
     }
   }
   if (a.kind == FusionKind::Matmul) {
-    if (!a.matmul.denseLhs) {
+    if (!a.matmul.denseLhs && !a.matmul.viewLhs) {
       a.matmul.lhsSlot = floats;
       floats += (numElements(ins[a.matmul.lhs].shape) + 15) / 16 * 16;
     }
-    if (!a.matmul.denseRhs) {
+    if (!a.matmul.denseRhs && !a.matmul.viewRhs) {
       a.matmul.rhsSlot = floats;
       floats += (numElements(ins[a.matmul.rhs].shape) + 15) / 16 * 16;
     }

@@ -108,6 +108,13 @@ struct FusionMatmul {
   std::vector<int64_t> lhsBatch, rhsBatch;  ///< per batch element: matrix
   bool denseLhs = false, denseRhs = false;  ///< f32 row-major as they are
   size_t lhsSlot = 0, rhsSlot = 0; ///< float offsets of their f32 copies
+  /// The CPU's sgemm reads an f32 operand in place when each of its matrices
+  /// is rows of unit-stride elements (a transposed or sliced view of a
+  /// buffer): its leading dimension and, per batch element, the element
+  /// offset of its matrix. Dense operands are such views too.
+  bool viewLhs = false, viewRhs = false;
+  int64_t lda = 0, ldb = 0;
+  std::vector<int64_t> lhsOffsets, rhsOffsets;
 };
 
 /// A fused kernel's program, analysed (see the file comment).

@@ -973,6 +973,56 @@ TEST(CpuKernels, MatmulBlasWithinTolerance) {
   }
 }
 
+TEST(CpuKernels, MatmulReadsAndWritesStridedViews) {
+  // Attention's heads as --mw-fold-views leaves them: the lhs a transposed
+  // view ([B, S, H, D] storage read as [B, H, S, D]), the result written
+  // through one too. sgemm takes them in place with their leading dimension
+  // (OpenBLAS) or the loop reads them through their strides (reference):
+  // both agree with the product of dense copies, the reference bit for bit.
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t B = 2, S = 5, H = 3, D = 4, N = 6;
+  std::vector<double> xs(B * S * H * D), ws(D * N), dense(B * H * S * D);
+  for (double &v : xs)
+    v = dist(rng);
+  for (double &v : ws)
+    v = dist(rng);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i)
+        for (int64_t d = 0; d < D; ++d)
+          dense[((b * H + h) * S + i) * D + d] = xs[((b * S + i) * H + h) * D + d];
+  Buf x = f32({B, H, S, D}, xs), w = f32({D, N}, ws);
+  x.strides = {S * H * D, D, H * D, 1}; // [B, S, H, D] storage
+  Buf xd = f32({B, H, S, D}, dense);
+  for (bool reference : {false, true}) {
+    CpuKernelOptions opts;
+    opts.referenceMatmul = reference;
+    Buf want = out(DType::F32, {B, H, S, N});
+    EXPECT_OK(run(OpKind::Matmul, {&xd, &w}, {&want}, {}, referenceOnly()));
+    // The result through a transposed view of [B, S, H, N] storage.
+    Buf got = out(DType::F32, {B, H, S, N});
+    got.strides = {S * H * N, N, H * N, 1};
+    EXPECT_OK(run(OpKind::Matmul, {&x, &w}, {&got}, {}, opts));
+    double u = std::ldexp(1.0, -24), gamma = D * u / (1 - D * u);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < S; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double g = got.at(((b * S + i) * H + h) * N + j);
+            double e = want.at(((b * H + h) * S + i) * N + j);
+            if (reference) {
+              ASSERT_EQ(bitsOf(static_cast<float>(g)), bitsOf(static_cast<float>(e)));
+              continue;
+            }
+            double absSum = 0;
+            for (int64_t d = 0; d < D; ++d)
+              absSum += std::abs(dense[((b * H + h) * S + i) * D + d] * ws[d * N + j]);
+            ASSERT_LE(std::abs(g - e), 2 * gamma * absSum);
+          }
+  }
+}
+
 TEST(CpuKernels, MatmulIsDeterministic) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -1421,6 +1471,71 @@ TEST(CpuKernels, AttentionGradHandValues) {
   EXPECT_OK(run(OpKind::Attention, {&qp, &k, &v}, {&op, &lse}, a));
   EXPECT_OK(run(OpKind::Attention, {&qm, &k, &v}, {&om, &lse}, a));
   EXPECT_NEAR(dq.f(0), (op.at(0) - om.at(0)) / 2e-2, 1e-3);
+}
+
+TEST(CpuKernels, AttentionBlockedWithinTolerance) {
+  if (!cpuMatmulUsesBlas())
+    GTEST_SKIP() << "built without OpenBLAS: attention always takes the "
+                    "reference path";
+  // The blocked path (sgemm over blocks of 64 queries x 256 keys) against
+  // the reference loop, forward and backward, on shapes that end blocks
+  // part-way, causal and not: every element within 2 (D + Sk) u
+  // max|reference| of its tensor (docs/runtime-kernels.md; measured at most
+  // 0.08 (D + Sk) u max|reference| on these cases).
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> wide(-2, 2), unit(-1, 1);
+  auto draw = [&](Shape shape, auto &dist) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    std::vector<double> v(n);
+    for (double &x : v)
+      x = dist(rng);
+    return f32(shape, v);
+  };
+  struct Case {
+    int64_t b, h, s, sk, d, dv;
+    bool causal;
+  };
+  for (Case t : {Case{1, 2, 150, 150, 64, 64, true},
+                 Case{1, 3, 70, 300, 40, 24, false},
+                 Case{2, 1, 129, 129, 16, 8, true},
+                 Case{1, 1, 1, 513, 8, 8, false}}) {
+    Buf q = draw({t.b, t.h, t.s, t.d}, wide), k = draw({t.b, t.h, t.sk, t.d}, wide);
+    Buf v = draw({t.b, t.h, t.sk, t.dv}, unit);
+    Buf dout = draw({t.b, t.h, t.s, t.dv}, unit);
+    KernelAttrs a;
+    a.setBool("causal", t.causal);
+    if (!t.causal)
+      a.setFloat("scale", 0.3);
+    Shape os{t.b, t.h, t.s, t.dv}, ls{t.b, t.h, t.s};
+    std::array<Buf, 2> o{out(DType::F32, os), out(DType::F32, os)};
+    std::array<Buf, 2> lse{out(DType::F32, ls), out(DType::F32, ls)};
+    std::array<Buf, 2> dq{out(DType::F32, q.shape), out(DType::F32, q.shape)};
+    std::array<Buf, 2> dk{out(DType::F32, k.shape), out(DType::F32, k.shape)};
+    std::array<Buf, 2> dv{out(DType::F32, v.shape), out(DType::F32, v.shape)};
+    // 0: blocked, 1: reference; both backward passes read the reference
+    // forward's output and lse.
+    std::array<CpuKernelOptions, 2> opts{CpuKernelOptions{}, referenceOnly()};
+    for (int r = 0; r < 2; ++r)
+      EXPECT_OK(run(OpKind::Attention, {&q, &k, &v}, {&o[r], &lse[r]}, a,
+                    opts[r]));
+    for (int r = 0; r < 2; ++r)
+      EXPECT_OK(run(OpKind::AttentionGrad, {&q, &k, &v, &o[1], &lse[1], &dout},
+                    {&dq[r], &dk[r], &dv[r]}, a, opts[r]));
+    double u = std::ldexp(1.0, -24), bound = 2 * (t.d + t.sk) * u;
+    for (auto [x, name] : {std::pair{&o, "result"}, {&lse, "lse"},
+                           {&dq, "grad_query"}, {&dk, "grad_key"},
+                           {&dv, "grad_value"}}) {
+      double mx = 0, err = 0;
+      for (int64_t i = 0; i < (*x)[1].numel(); ++i) {
+        mx = std::max(mx, std::abs((*x)[1].at(i)));
+        err = std::max(err, std::abs((*x)[0].at(i) - (*x)[1].at(i)));
+      }
+      EXPECT_LE(err, bound * mx) << name << " of " << t.s << "x" << t.sk << "x"
+                                 << t.d << (t.causal ? " causal" : "");
+    }
+  }
 }
 
 TEST(CpuKernels, AttentionGradCausalMasksLaterKeys) {

@@ -131,8 +131,9 @@ private:
 
 /// Per-call choices that do not change an op's meaning.
 struct CpuKernelOptions {
-  /// Computes matmul with the evaluator's loops (bit-identical to it) instead
-  /// of OpenBLAS; always the case in a build without OpenBLAS.
+  /// Computes matmul and attention(_grad) with the evaluator's loops
+  /// (bit-identical to it) instead of OpenBLAS; always the case in a build
+  /// without OpenBLAS.
   bool referenceMatmul = false;
 };
 

@@ -219,7 +219,8 @@ class Session;
 struct SessionOptions {
   /// Seed of the default initialization (docs/runtime.md).
   uint64_t seed = 0;
-  /// Computes matmul with the evaluator's loops (bit-exact) on the CPU.
+  /// Computes matmul and attention with the evaluator's loops (bit-exact) on
+  /// the CPU.
   bool referenceMatmul = false;
   /// A step whose loss is NaN or infinite fails, naming the step.
   bool checkLoss = true;

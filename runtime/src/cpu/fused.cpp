@@ -233,7 +233,7 @@ mwrt_status FusedRun::prepareMatmul() {
   const detail::FusionMatmul &m = a.matmul;
   auto dense = [&](int input, bool isDense, size_t slot) -> const float * {
     const TensorRef &t = k.ins[input];
-    if (isDense)
+    if (isDense) // or a view sgemm reads in place
       return static_cast<const float *>(t.data);
     float *copy = f + slot, *at = copy;
     // A row-major f32 copy (FloatSrc's) into the scratch; bound tensors
@@ -246,20 +246,26 @@ mwrt_status FusedRun::prepareMatmul() {
       widen<DType::F16>(0, t, 0, at);
     return copy;
   };
-  lhs = dense(m.lhs, m.denseLhs, m.lhsSlot);
-  rhs = dense(m.rhs, m.denseRhs, m.rhsSlot);
+  lhs = dense(m.lhs, m.denseLhs || m.viewLhs, m.lhsSlot);
+  rhs = dense(m.rhs, m.denseRhs || m.viewRhs, m.rhsSlot);
   return MWRT_OK;
 }
 
 void FusedRun::evalMatmul(const FusionNode &n, int64_t r0, int64_t nr) {
   const detail::FusionMatmul &m = a.matmul;
   int64_t batch = r0 / m.m, row = r0 % m.m;
-  const float *pa = lhs + m.lhsBatch[batch] * m.m * m.k;
-  const float *pb = rhs + m.rhsBatch[batch] * m.k * m.n;
+  // Views are read in place with their leading dimension; copies (and
+  // dense operands) are row-major [m, k] / [k, n] matrices in batch order.
+  const float *pa = m.viewLhs ? lhs + m.lhsOffsets[batch]
+                              : lhs + m.lhsBatch[batch] * m.m * m.k;
+  const float *pb = m.viewRhs ? rhs + m.rhsOffsets[batch]
+                              : rhs + m.rhsBatch[batch] * m.k * m.n;
+  int64_t lda = m.viewLhs ? m.lda : m.transA ? m.m : m.k;
+  int64_t ldb = m.viewRhs ? m.ldb : m.transB ? m.k : m.n;
   // op(A)'s rows [row, row + nr): A itself is [m, k], or [k, m] transposed.
-  const float *rows = m.transA ? pa + row : pa + row * m.k;
-  matmulRows(m.transA, m.transB, nr, m.n, m.k, rows, m.transA ? m.m : m.k, pb,
-             m.transB ? m.k : m.n, out(n, 0), options.referenceMatmul);
+  const float *rows = m.transA ? pa + row : pa + row * lda;
+  matmulRows(m.transA, m.transB, nr, m.n, m.k, rows, lda, pb, ldb, out(n, 0),
+             options.referenceMatmul);
 }
 
 void FusedRun::evalRowOp(const FusionNode &n, int64_t nr) {

@@ -89,8 +89,76 @@ void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
                                 0.0f, c + bi * m * n, static_cast<int>(n));
                   });
 }
+
+/// An f32 operand whose matrices are rows of unit-stride elements (a
+/// transposed, sliced or merged view of a buffer): its leading dimension and
+/// the element strides of its batch dimensions, so that sgemm reads or
+/// writes it in place.
+struct MatrixView {
+  int64_t ld = 0;
+  Shape batchStrides;
+};
+
+bool matrixView(const TensorRef &t, MatrixView &v) {
+  size_t r = t.shape.size();
+  Shape st = stridesOf(t);
+  int64_t rows = t.shape[r - 2], cols = t.shape[r - 1];
+  if (t.dtype != DType::F32 || (cols != 1 && st[r - 1] != 1) ||
+      std::any_of(st.begin(), st.end(), [](int64_t s) { return s < 0; }))
+    return false;
+  v.ld = rows == 1 ? std::max<int64_t>(cols, 1) : st[r - 2];
+  v.batchStrides.assign(st.begin(), st.end() - 2);
+  return v.ld >= std::max<int64_t>(cols, 1) && v.ld <= INT_MAX;
+}
+
+/// The strided operands in place: one sgemm per batch element.
+void blasMatmulViews(const MatmulShape &s, const KernelCall &c,
+                     const MatrixView &va, const MatrixView &vb,
+                     const MatrixView &vc) {
+  const TensorRef &a = c.in(0), &b = c.in(1), &out = c.out(0);
+  Shape aBatch(a.shape.begin(), a.shape.end() - 2);
+  Shape bBatch(b.shape.begin(), b.shape.end() - 2);
+  ensureBlasThreads();
+  CBLAS_TRANSPOSE ta = s.transA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = s.transB ? CblasTrans : CblasNoTrans;
+  const float *pa = static_cast<const float *>(a.data);
+  const float *pb = static_cast<const float *>(b.data);
+  float *pc = static_cast<float *>(out.data);
+  forEachIndex<3>(
+      s.batch,
+      {broadcastStrides(aBatch, va.batchStrides, s.batch),
+       broadcastStrides(bBatch, vb.batchStrides, s.batch), vc.batchStrides},
+      [&](int64_t, const std::array<int64_t, 3> &o) {
+        cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m),
+                    static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
+                    pa + o[0], static_cast<int>(va.ld), pb + o[1],
+                    static_cast<int>(vb.ld), 0.0f, pc + o[2],
+                    static_cast<int>(vc.ld));
+      });
+}
 #endif
 } // namespace
+
+bool blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc) {
+#ifdef MWRT_HAVE_OPENBLAS
+  if (m == 0 || n == 0 || k == 0 ||
+      std::max({m, n, k, lda, ldb, ldc}) > INT_MAX)
+    return false;
+  ensureBlasThreads();
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+  return true;
+#else
+  (void)transA, (void)transB, (void)m, (void)n, (void)k, (void)alpha;
+  (void)a, (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+  return false;
+#endif
+}
 
 void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -156,6 +224,18 @@ mwrt_status runMatmul(KernelCall &c) {
   MWRT_TRY(c.expectType(out, "result", shape, a.dtype));
   s.batchStrides = {broadcastStrides(aBatch, rowMajorStrides(aBatch), s.batch),
                     broadcastStrides(bBatch, rowMajorStrides(bBatch), s.batch)};
+#ifdef MWRT_HAVE_OPENBLAS
+  // A strided f32 view (--mw-fold-views) whose matrices have unit-stride
+  // rows goes to sgemm in place instead of through a dense copy: the same
+  // products, without copying.
+  MatrixView va, vb, vc;
+  if (!c.options.referenceMatmul && fitsBlas(s) && s.m > 0 && s.n > 0 &&
+      s.k > 0 && (!a.isContiguous() || !b.isContiguous() || !out.isContiguous()) &&
+      matrixView(a, va) && matrixView(b, vb) && matrixView(out, vc)) {
+    blasMatmulViews(s, c, va, vb, vc);
+    return MWRT_OK;
+  }
+#endif
   FloatSrc x(a), y(b);
   FloatDst r(out);
 #ifdef MWRT_HAVE_OPENBLAS

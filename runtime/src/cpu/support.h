@@ -302,6 +302,13 @@ mwrt_status runMatmul(KernelCall &c);
 void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
                 float *c, bool reference);
+/// C = alpha * op(A) op(B) + beta * C through one cblas_sgemm (row major,
+/// leading dimensions as it takes them). False, with `c` untouched, in a build
+/// without OpenBLAS, when a size is 0 or one does not fit sgemm's ints: the
+/// caller then runs its own loop. For the blocked attention (attention.cpp).
+bool blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc);
 // attention.cpp
 mwrt_status runAttention(KernelCall &c);
 mwrt_status runAttentionGrad(KernelCall &c);

@@ -328,7 +328,8 @@ def build_cases():
               c.op("mw.cross_entropy_grad", [logits, other, dl], [(dt, [2, 3, 6])],
                    {"ignore_index": I(2)}))
 
-    # attention and its gradient
+    # attention and its gradient (the reference path: the blocked one sums
+    # through sgemm in other orders)
     for dt, causal in ((f32, False), (f32, True), (bf16, True)):
         c = case("attention_%s%s" % (dt, "_causal" if causal else ""))
         q = c.arg(dt, [2, 2, 4, 3], U())
@@ -336,9 +337,11 @@ def build_cases():
         v = c.arg(dt, [2, 2, 5, 2], U())
         do = c.arg(dt, [2, 2, 4, 2], U())
         attrs = {"causal": B()} if causal else {"scale": F(0.7)}
-        o, lse = c.op("mw.attention", [q, k, v], [(dt, [2, 2, 4, 2]), (f32, [2, 2, 4])], attrs)
+        o, lse = c.op("mw.attention", [q, k, v], [(dt, [2, 2, 4, 2]), (f32, [2, 2, 4])], attrs,
+                      **ref)
         dq, dk, dv = c.op("mw.attention_grad", [q, k, v, o, lse, do],
-                          [(dt, [2, 2, 4, 3]), (dt, [2, 2, 5, 3]), (dt, [2, 2, 5, 2])], attrs)
+                          [(dt, [2, 2, 4, 3]), (dt, [2, 2, 5, 3]), (dt, [2, 2, 5, 2])], attrs,
+                          **ref)
         c.ret(o, lse, dq, dk, dv)
 
     # the paged KV cache: writes (quantized for i8 and f8E4M3FN) into a cache

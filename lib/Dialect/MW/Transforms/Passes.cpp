@@ -25,7 +25,7 @@ using namespace mlir;
 using namespace mlir::bufferization;
 using namespace mlir::mw;
 
-void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
+void mlir::mw::buildBufferizePipeline(OpPassManager &pm, bool foldViews) {
   pm.addPass(createMwFormKernels());
   OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
@@ -39,6 +39,8 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm) {
     return getMemRefTypeWithStaticIdentityLayout(type, memorySpace);
   };
   pm.addPass(createOneShotBufferizePass(options));
+  if (foldViews)
+    pm.addPass(createMwFoldViews());
 }
 
 /// --mw-train-pipeline around a configured --mw-static-arena pass.
@@ -95,6 +97,11 @@ struct BufferizePipelineOptions
                     llvm::cl::desc("Run --mw-fuse first, so that fused "
                                    "kernels are formed and bufferized"),
                     llvm::cl::init(false)};
+  Option<bool> foldViews{
+      *this, "fold-views",
+      llvm::cl::desc("Run --mw-fold-views last, so that kernels that only "
+                     "transpose, slice or reshape become strided views"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -103,12 +110,12 @@ void mlir::mw::registerMWPipelines() {
       "mw-bufferize",
       "Bufferize an mw program: --mw-fuse (with fuse=true), "
       "--mw-form-kernels, then One-Shot Bufferize across function boundaries "
-      "(identity-layout memrefs); every transient tensor becomes one "
-      "memref.alloc, ready for --mw-static-arena",
+      "(identity-layout memrefs) and --mw-fold-views; every transient tensor "
+      "becomes one memref.alloc or a view, ready for --mw-static-arena",
       [](OpPassManager &pm, const BufferizePipelineOptions &options) {
         if (options.fuse)
           pm.addPass(createMwFuse());
-        buildBufferizePipeline(pm);
+        buildBufferizePipeline(pm, options.foldViews);
       });
   registerPassPipeline(
       "mw-train-pipeline",

@@ -35,10 +35,16 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // BUF:      mw.kernel ins(%[[G]] : memref<8xf32>)
 // BUF-NEXT: ^bb0
 // BUF-NEXT:   mw.slice
-// The reduce-scatter of the 8-float gradient bucket into a 4-float piece,
-// waited for in place before the update reads it.
+// The bias and weight gradients write their pieces of the 8-float gradient
+// bucket through views (--mw-fold-views: no concat copies them); the
+// reduce-scatter of the bucket into a 4-float piece is waited for in place
+// before the update reads it.
 // BUF:      %[[B:.*]] = memref.alloc() {{.*}} : memref<8xf32>
-// BUF-NEXT: mw.kernel ins(%{{.*}}, %{{.*}} : memref<2xf32>, memref<6xf32>) outs(%[[B]] : memref<8xf32>)
+// BUF-NEXT: %[[BB:.*]] = memref.reinterpret_cast %[[B]] to offset: [0], sizes: [2], strides: [1]
+// BUF-NEXT: mw.kernel ins(%{{.*}} : memref<2x2xf32>) outs(%[[BB]] : memref<2xf32>)
+// BUF:      %[[BW:.*]] = memref.reinterpret_cast %[[B]] to offset: [2], sizes: [3, 2], strides: [2, 1]
+// BUF-NEXT: mw.kernel ins(%arg1, %{{.*}} : memref<2x3xf32>, memref<2x2xf32>) outs(%[[BW]] :
+// BUF-NOT:  mw.concat
 // BUF:      %[[RS:.*]] = memref.alloc() {{.*}} : memref<4xf32>
 // BUF-NEXT: mw.kernel ins(%[[B]] : memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // BUF:        mesh.reduce_scatter
@@ -54,29 +60,31 @@ func.func @forward(%w: tensor<3x2xf32> {mw.role = #mw.role<param>, mw.name = "w"
 // BUF:        mesh.all_reduce
 
 // Positions are the top-level ops of @train_step: the gathered parameters
-// (the first buffer) are allocated at 0, gathered at 1, waited for at 2 and read by
-// the slices at 4 and 6; the logits (16 bytes a rank) are allocated at 8 and
-// hold their gradient too (mw.cross_entropy_grad at 15 writes in place) until
-// the weight gradient reads it at 19; the reduce-scatter's piece (16 bytes) is
-// allocated at 23.
-// LIVE-LABEL: buffer liveness of @train_step: 39 ops
-// LIVE-NEXT:    {{[a-z_0-9]+}}: 32 B, [0, 7)
-// LIVE:         {{[a-z_0-9]+}}: 16 B, [8, 20)
-// LIVE:         {{[a-z_0-9]+}}: 16 B, [23, 33)
+// (the first buffer) are allocated at 0, gathered at 1 and waited for at 2;
+// the weight's slice at 5 copies, the bias's is a view (--mw-fold-views) that
+// the bias add at 9 reads; the logits (16 bytes a rank) are allocated at 7
+// and hold their gradient too (mw.cross_entropy_grad at 14 writes in place)
+// until the weight gradient reads it at 19; the reduce-scatter's piece (16
+// bytes) is allocated at 20.
+// LIVE-LABEL: buffer liveness of @train_step: 36 ops
+// LIVE-NEXT:    {{[a-z_0-9]+}}: 32 B, [0, 10)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [7, 20)
+// LIVE:         {{[a-z_0-9]+}}: 16 B, [20, 30)
 
-// The arena (1024 B, 256-byte alignment): the gathered parameters at +256
-// from the gather to the second slice, the bucket at +256 (reuse of the
-// gathered parameters' bytes, long dead by then) and the piece at +512 from
-// the reduce-scatter through its wait to the update.
+// The arena (768 B, 256-byte alignment): the gathered parameters at +0
+// from the gather to the bias add (which reads the bias through a view), the
+// bucket at +512 (its pieces written through views) and the piece at +256
+// from the reduce-scatter through its wait to the update.
 // ARENA-LABEL: func.func @train_step
-// ARENA-SAME:    mw.arena_size = 1024 : i64
+// ARENA-SAME:    mw.arena_size = 768 : i64
+// ARENA:         %[[C0:.*]] = arith.constant 0 : index
 // ARENA:         %[[C256:.*]] = arith.constant 256 : index
 // ARENA:         %[[C512:.*]] = arith.constant 512 : index
-// ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
+// ARENA:         %[[G:.*]] = memref.view %{{.*}}[%[[C0]]][] {{.*}} to memref<8xf32>
 // ARENA-NEXT:    mw.kernel ins(%arg3 : memref<4xf32>) outs(%[[G]] : memref<8xf32>)
 // ARENA:         mw.kernel ins(%[[G]], %arg3 : memref<8xf32>, memref<4xf32>) outs(%[[G]] : memref<8xf32>)
-// ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<8xf32>
-// ARENA:         %[[RS:.*]] = memref.view %{{.*}}[%[[C512]]][] {{.*}} to memref<4xf32>
+// ARENA:         %[[B:.*]] = memref.view %{{.*}}[%[[C512]]][] {{.*}} to memref<8xf32>
+// ARENA:         %[[RS:.*]] = memref.view %{{.*}}[%[[C256]]][] {{.*}} to memref<4xf32>
 // ARENA-NEXT:    mw.kernel ins(%[[B]] : memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // ARENA:         mw.kernel ins(%[[RS]], %[[B]] : memref<4xf32>, memref<8xf32>) outs(%[[RS]] : memref<4xf32>)
 // ARENA-NEXT:    ^bb0

@@ -450,6 +450,59 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def MwFoldViews : Pass<"mw-fold-views", "ModuleOp"> {
+  let summary = "Turn bufferized kernels that only transpose, slice or "
+                "reshape into strided views of their input";
+  let description = [{
+    Runs after One-Shot Bufferize (the last pass of `--mw-bufferize`). A
+    kernel that moves elements without computing (a transpose, a slice, a
+    reshape of a non-contiguous value, or a fused loop kernel made of only
+    these, such as attention's split of the QKV projection into heads) copies
+    its input into a fresh buffer; where a strided layout expresses the
+    copy, the copy goes and the buffer becomes a view:
+
+    - **consumer side**: a kernel whose body is only `mw.transpose`,
+      `mw.slice` and `mw.reshape`, every result a strided view of one input
+      (a reshape only where it moves no element: NumPy's no-copy rule), whose
+      destinations are fresh buffers that only later kernels read, while no
+      kernel writes the input's buffer up to the last of those reads. Its
+      readers then read a `memref.reinterpret_cast` view of the input.
+    - **producer side**: a single `mw.transpose` kernel whose input is a
+      fresh buffer that exactly one earlier single-op `mw.matmul` kernel
+      writes and nothing else reads (attention's `P V` and its gradients'
+      products, transposed back to `[B, S, H, D]`). The matmul then writes
+      the transpose's destination through the inverse-permuted view, and its
+      own buffer goes.
+    - **concat side**: a single `mw.concat` kernel into a fresh buffer whose
+      every input is a distinct fresh buffer (or a contiguous reshape of
+      one) that exactly one earlier single-op kernel writes, directly or
+      through a permuted view, and only the concat reads (the Q, K and V
+      gradients into the QKV projection's gradient). Each writer then writes
+      its piece of the concat's destination through a view, and the concat
+      and the pieces' buffers go.
+
+    Every kernel computes the same values from the same elements, so
+    `mw-eval` gives bit-identical outputs before and after; the runtime's
+    kernels read and write strided operands (docs/runtime-kernels.md,
+    "Layouts"). A kernel that fits neither rule stays (test:
+    test/Dialect/MW/Transforms/mw-fold-views.mlir).
+
+    ```
+    %b = memref.alloc() : memref<1x12x1024x64xf32>
+    mw.kernel ins(%qkv : memref<1x1024x2304xf32>) outs(%b : ...) { slice, reshape, transpose }
+    mw.kernel ins(%b, ...) ...
+    // becomes
+    %b = memref.reinterpret_cast %qkv to offset: [0], sizes: [1, 12, 1024, 64],
+           strides: [2359296, 64, 2304, 1] : ... to memref<1x12x1024x64xf32, strided<...>>
+    mw.kernel ins(%b, ...) ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Kernels that became views">,
+  ];
+}
+
 def MwRemat : Pass<"mw-remat", "ModuleOp"> {
   let summary = "Rematerialize forward activations in the backward pass of "
                 "a training step (gradient checkpointing)";

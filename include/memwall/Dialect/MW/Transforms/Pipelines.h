@@ -18,8 +18,9 @@ class OpPassManager;
 
 namespace mw {
 /// Adds --mw-bufferize's passes to `pm`: --mw-form-kernels, then One-Shot
-/// Bufferize across function boundaries with identity-layout memrefs.
-void buildBufferizePipeline(OpPassManager &pm);
+/// Bufferize across function boundaries with identity-layout memrefs, then
+/// --mw-fold-views when `foldViews`.
+void buildBufferizePipeline(OpPassManager &pm, bool foldViews = true);
 
 /// Adds --mw-train-pipeline's passes to `pm`: --mw-fuse when `fuse`,
 /// --mw-bufferize, --mw-static-arena with `arenaOptions`, and
