@@ -13,6 +13,9 @@
 #include "status.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 using namespace mwrt;
@@ -27,6 +30,35 @@ mwrt_status createCudaBackend(const SessionOptions &options,
 #endif
 
 Backend::~Backend() = default;
+
+// The defaults: plain host memory and copies that complete where they are
+// issued (the CPU and CUDA backends override them).
+mwrt_status Backend::allocateHost(uint64_t bytes, uint64_t alignment,
+                                  void *&ptr) {
+  ptr = nullptr;
+  if (bytes == 0)
+    return MWRT_OK;
+  alignment = std::max<uint64_t>(alignment, sizeof(void *));
+  if (bytes > SIZE_MAX || posix_memalign(&ptr, static_cast<size_t>(alignment),
+                                         static_cast<size_t>(bytes)) != 0) {
+    ptr = nullptr;
+    return setError(MWRT_INTERNAL, "out of host memory allocating " +
+                                       std::to_string(bytes) + " bytes");
+  }
+  std::memset(ptr, 0, static_cast<size_t>(bytes));
+  return MWRT_OK;
+}
+
+void Backend::releaseHost(void *ptr) { std::free(ptr); }
+
+mwrt_status Backend::prepareCopies(size_t) { return MWRT_OK; }
+mwrt_status Backend::markCopyIssue(size_t) { return MWRT_OK; }
+mwrt_status Backend::copyToDevice(size_t, void *dst, const void *src,
+                                  size_t bytes) {
+  return upload(dst, src, bytes);
+}
+mwrt_status Backend::finishCopy(size_t) { return MWRT_OK; }
+mwrt_status Backend::waitCopy(size_t) { return MWRT_OK; }
 
 mwrt_status detail::createBackend(std::string_view device,
                                   const SessionOptions &options,
