@@ -795,6 +795,7 @@ typename Interpreter<Real>::Results Interpreter<Real>::evalOp(Operation *op) {
       .Case([&](FoundInfOp o) { return foundInf(o); })
       .Case([&](SelectOp o) { return select(o); })
       .Case([&](WaitOp o) { return one(get(o.getInput())); })
+      .Case([&](FetchOp o) { return one(get(o.getInput())); })
       .Case([&](LossScaleUpdateOp o) { return lossScaleUpdate(o); })
       .Default([&](Operation *o) -> Results {
         return o->emitError("the evaluator does not support '")

@@ -291,11 +291,22 @@ bool PlanReader::read(std::string &error) {
   }
   if (!readPersistents(error))
     return false;
+  if (fb.offload_path()) {
+    plan.offloadDir = fb.offload_path()->str();
+    if (!isPrintableUtf8(plan.offloadDir)) {
+      error = "offload_path is not printable UTF-8: '" +
+              displayText(plan.offloadDir) + "'";
+      return false;
+    }
+  }
+  plan.offloadPrefetchDepth = fb.offload_prefetch();
   plan.peakBudgetBytes = fb.peak_budget();
   if (plan.peakBudgetBytes) {
+    // Offloaded weights are host memory or a file, not device memory.
     uint64_t peak = plan.arenaBytes;
     for (const PersistentDesc &d : plan.persists)
-      peak += d.bytes;
+      if (d.placement == Placement::Device)
+        peak += d.bytes;
     if (peak > plan.peakBudgetBytes) {
       error = "the plan peaks at " + std::to_string(peak) + " bytes (arena " +
               std::to_string(plan.arenaBytes) + " + persistents " +
@@ -352,6 +363,27 @@ bool PlanReader::readPersistents(std::string &error) {
       return false;
     }
     d.bytes = static_cast<uint64_t>(numElements(d.shape)) * dtypeSize(d.dtype);
+    switch (p.placement()) {
+    case mwplan::Placement::Device:
+      d.placement = Placement::Device;
+      break;
+    case mwplan::Placement::Host:
+      d.placement = Placement::Host;
+      break;
+    case mwplan::Placement::File:
+      d.placement = Placement::File;
+      break;
+    default:
+      error = where + "unknown placement " + std::to_string(int(p.placement()));
+      return false;
+    }
+    if (d.placement != Placement::Device &&
+        (d.argument < 0 || d.role != Role::Param)) {
+      error = where + "is offloaded (placement " +
+              (d.placement == Placement::Host ? "Host" : "File") +
+              ") but is not a parameter argument: only weights are offloaded";
+      return false;
+    }
     if (!readShard(p, d, error)) {
       error = where + error;
       return false;
@@ -692,6 +724,37 @@ bool PlanReader::readKernel(size_t index, const mwplan::Kernel &k,
   if (!operands(k.ins(), d.ins, "operand #") ||
       !operands(k.outs(), d.outs, "result #"))
     return false;
+  // Offloaded weights (docs/offload.md): only a fetch reads one, and a fetch
+  // copies one into device memory.
+  auto offloaded = [&](const OperandDesc &o) -> const PersistentDesc * {
+    if (o.inArena || o.persistent < 0 ||
+        o.persistent >= static_cast<int>(plan.persists.size()))
+      return nullptr;
+    const PersistentDesc &p = plan.persists[o.persistent];
+    return p.placement == Placement::Device ? nullptr : &p;
+  };
+  if (!program && d.kind == OpKind::Fetch) {
+    if (d.ins.size() != 1 || !offloaded(d.ins[0])) {
+      error = where + "an mw.fetch whose input is not an offloaded (Host or "
+                      "File) persistent";
+      return false;
+    }
+    for (const OperandDesc &o : d.outs)
+      if (const PersistentDesc *p = offloaded(o)) {
+        error = where + "an mw.fetch writes '" + p->name +
+                "', which is offloaded: a fetch writes device memory";
+        return false;
+      }
+  } else {
+    for (const auto *list : {&d.ins, &d.outs})
+      for (const OperandDesc &o : *list)
+        if (const PersistentDesc *p = offloaded(o)) {
+          error = where + "reads '" + p->name + "', which is offloaded (" +
+                  (p->placement == Placement::Host ? "Host" : "File") +
+                  "): only an mw.fetch may read it";
+          return false;
+        }
+  }
   if (!program)
     return true;
   if (!detail::analyzeFusedProgram(*program, d.ins, d.outs, error)) {

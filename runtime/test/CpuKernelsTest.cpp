@@ -752,6 +752,22 @@ TEST(CpuKernels, WaitIsInPlaceOrACopy) {
   EXPECT_FALSE(run(OpKind::Wait, {&x}, {&wrong}) == MWRT_OK);
 }
 
+TEST(CpuKernels, FetchCopiesIntoItsSlot) {
+  Buf w = bf16({2, 2}, {1, -2, 3.5, 4}), slot = out(DType::BF16, {2, 2});
+  KernelAttrs layer;
+  layer.setInt("layer", 3);
+  EXPECT_OK(run(OpKind::Fetch, {&w}, {&slot}, layer));
+  EXPECT_TRUE(sameFloats(slot, {1, -2, 3.5, 4}));
+  EXPECT_OK(run(OpKind::Fetch, {&w}, {&slot})); // layer defaults to 0
+  Buf wrong = out(DType::BF16, {4});
+  EXPECT_FALSE(run(OpKind::Fetch, {&w}, {&wrong}, layer) == MWRT_OK);
+  // The slot is a buffer of its own: never the weight.
+  EXPECT_FALSE(run(OpKind::Fetch, {&w}, {&w}, layer) == MWRT_OK);
+  KernelAttrs negative;
+  negative.setInt("layer", -1);
+  EXPECT_FALSE(run(OpKind::Fetch, {&w}, {&slot}, negative) == MWRT_OK);
+}
+
 TEST(CpuKernels, UnaryRoundsToHalfTypes) {
   Buf x = f16({2}, {1, 2}), r = out(DType::F16, {2});
   EXPECT_OK(run(OpKind::Exp, {&x}, {&r}));

@@ -76,6 +76,69 @@ TEST(PlanLoad, DecodesEveryField) {
   EXPECT_EQ(plan->describeKernel(0), "kernel 0 ('mw.matmul' at dense.py:1)");
 }
 
+/// denseReluPlan with fc.weight offloaded to `placement`: fetched into the
+/// arena at byte 96 and waited for there, the matmul reading the slot.
+PlanBuilder offloadedDensePlan(mwplan::Placement placement) {
+  PlanBuilder b = denseReluPlan();
+  b.arenaSize = 128;
+  b.offloadPath = placement == mwplan::Placement::File ? "/tmp/w" : "";
+  b.offloadPrefetch = 1;
+  b.persistents[1].placement = placement;
+  KernelSpec fetch{"mw.fetch", {persistent(1, {3, 2})}, {arena(96, {3, 2})},
+                   {intAttr("layer", 0)}, "dense.py:0"};
+  KernelSpec wait{"mw.wait", {arena(96, {3, 2})}, {arena(96, {3, 2})}, {},
+                  "dense.py:0"};
+  b.kernels[0].ins[1] = arena(96, {3, 2});
+  b.kernels.insert(b.kernels.begin(), {fetch, wait});
+  return b;
+}
+
+TEST(PlanLoad, DecodesOffloadedWeights) {
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  ASSERT_EQ(parse(offloadedDensePlan(mwplan::Placement::File).finish(), error,
+                  &plan),
+            MWRT_OK)
+      << error;
+  EXPECT_EQ(plan->persistents()[1].placement, mwrt::Placement::File);
+  EXPECT_EQ(plan->persistents()[0].placement, mwrt::Placement::Device);
+  EXPECT_EQ(plan->offloadPath(), "/tmp/w");
+  EXPECT_EQ(plan->offloadPrefetch(), 1u);
+  EXPECT_EQ(plan->kernels()[0].kind, OpKind::Fetch);
+  ASSERT_EQ(parse(offloadedDensePlan(mwplan::Placement::Host).finish(), error,
+                  &plan),
+            MWRT_OK)
+      << error;
+  EXPECT_EQ(plan->persistents()[1].placement, mwrt::Placement::Host);
+  EXPECT_EQ(plan->offloadPath(), "");
+  // A plan without offload.
+  ASSERT_EQ(parse(denseReluPlan().finish(), error, &plan), MWRT_OK) << error;
+  EXPECT_EQ(plan->offloadPrefetch(), 0u);
+  EXPECT_EQ(plan->persistents()[1].placement, mwrt::Placement::Device);
+}
+
+TEST(PlanLoad, OnlyAFetchReadsAnOffloadedWeight) {
+  PlanBuilder b = offloadedDensePlan(mwplan::Placement::Host);
+  b.kernels[2].ins[1] = persistent(1, {3, 2}); // the matmul reads the host
+  EXPECT_CONTAINS(rejection(b),
+                  "t.mwplan: kernel 2 ('mw.matmul' at dense.py:1): reads "
+                  "'fc.weight', which is offloaded (Host): only an mw.fetch "
+                  "may read it");
+  // A fetch of a device tensor.
+  b = offloadedDensePlan(mwplan::Placement::Host);
+  b.kernels[0].ins[0] = persistent(0, {2, 3});
+  b.kernels[0].outs[0] = arena(96, {2, 3});
+  EXPECT_CONTAINS(rejection(b),
+                  "kernel 0 ('mw.fetch' at dense.py:0): an mw.fetch whose "
+                  "input is not an offloaded (Host or File) persistent");
+  // Only parameters are offloaded.
+  b = offloadedDensePlan(mwplan::Placement::Host);
+  b.persistents[0].placement = mwplan::Placement::File;
+  EXPECT_CONTAINS(rejection(b),
+                  "persistent 0 ('x'): is offloaded (placement File) but is "
+                  "not a parameter argument");
+}
+
 TEST(PlanLoad, MissingStridesMeanRowMajor) {
   PlanBuilder b = denseReluPlan();
   b.kernels[0].outs[0].strides.clear();

@@ -174,6 +174,7 @@ struct PersistentSpec {
   std::vector<int64_t> shape;
   Role role = Role::None;
   int argument = -1;
+  mwplan::Placement placement = mwplan::Placement::Device;
 };
 
 struct ResultSpec {
@@ -196,11 +197,15 @@ struct PlanBuilder {
   std::vector<PersistentSpec> persistents;
   std::vector<KernelSpec> kernels;
   std::vector<ResultSpec> results;
+  /// --mw-offload's settings (Plan.offload_path, Plan.offload_prefetch).
+  std::string offloadPath;
+  uint32_t offloadPrefetch = 0;
 
   int addPersistent(std::string name, DType dtype, std::vector<int64_t> shape,
                     Role role, int argument = -1) {
     persistents.push_back(
-        {std::move(name), dtype, std::move(shape), role, argument});
+        {std::move(name), dtype, std::move(shape), role, argument,
+         mwplan::Placement::Device});
     return static_cast<int>(persistents.size()) - 1;
   }
   KernelSpec &addKernel(std::string op, std::vector<OperandSpec> ins,
@@ -228,7 +233,8 @@ struct PlanBuilder {
     std::vector<flatbuffers::Offset<mwplan::Persistent>> ps;
     for (const PersistentSpec &p : persistents)
       ps.push_back(mwplan::CreatePersistentDirect(
-          b, p.name.c_str(), p.dtype, &p.shape, p.role, p.argument));
+          b, p.name.c_str(), p.dtype, &p.shape, p.role, p.argument, nullptr,
+          false, p.placement));
     std::vector<flatbuffers::Offset<mwplan::Kernel>> ks;
     auto attrList = [&](const std::vector<AttrSpec> &list) {
       std::vector<flatbuffers::Offset<mwplan::Attr>> attrs;
@@ -284,7 +290,10 @@ struct PlanBuilder {
         mwplan::CreatePlanDirect(b, version, function.c_str(), arenaSize,
                                  arenaAlignment, lowerBound, &ps, &ks, &rs,
                                  peakBudget, ranks,
-                                 arenaBuffers.empty() ? nullptr : &bufs);
+                                 arenaBuffers.empty() ? nullptr : &bufs,
+                                 offloadPath.empty() ? nullptr
+                                                     : offloadPath.c_str(),
+                                 offloadPrefetch);
     mwplan::FinishPlanBuffer(b, plan);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());

@@ -4,7 +4,7 @@
 // RUN: not mw-translate %s -split-input-file --mw-to-plan -o %t.mwplan 2>&1 | FileCheck %s
 // RUN: not test -e %t.mwplan
 
-// CHECK-COUNT-15: error:
+// CHECK-COUNT-19: error:
 // CHECK-NOT:      error:
 
 // expected-error@+1 {{@unplanned is not planned (no mw.arena_size): run mw-opt --mw-bufferize --mw-static-arena first}}
@@ -208,4 +208,72 @@ func.func @same_result_names(%a: memref<4xf32>, %b: memref<4xf32>)
                 mw.lower_bound = 0 : i64} {
   // expected-error@+1 {{'func.return' op result #1 is named 'result1' like an earlier result: the runtime binds results by name}}
   return %a, %b : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// Offloaded weights (docs/offload.md): only an mw.fetch reads one.
+func.func @offloaded_read_by_kernel(
+    %w: memref<4xf32> {mw.name = "w", mw.role = #mw.role<param>, mw.offload = "cpu"})
+    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 256 : i64} {
+  %arena = memref.alloc() {mw.arena} : memref<256xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
+  // expected-error@+1 {{'mw.kernel' op runs 'mw.neg' on 'w', which is offloaded to host memory: only an mw.fetch may read it}}
+  mw.kernel ins(%w : memref<4xf32>) outs(%v : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %0 = mw.neg %a : tensor<4xf32>
+    mw.yield %0 : tensor<4xf32>
+  }
+  memref.dealloc %arena : memref<256xi8>
+  return
+}
+
+// -----
+
+func.func @offloaded_read_by_fused_kernel(
+    %w: memref<4xf32> {mw.name = "w", mw.role = #mw.role<param>, mw.offload = "nvme"})
+    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 256 : i64} {
+  %arena = memref.alloc() {mw.arena} : memref<256xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
+  // expected-error@+1 {{'mw.kernel' op runs 'mw.fusion' on 'w', which is offloaded to a weights file: only an mw.fetch may read it}}
+  mw.kernel ins(%w : memref<4xf32>) outs(%v : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %0 = mw.neg %a : tensor<4xf32>
+    %1 = mw.exp %0 : tensor<4xf32>
+    mw.yield %1 : tensor<4xf32>
+  }
+  memref.dealloc %arena : memref<256xi8>
+  return
+}
+
+// -----
+
+func.func @fetch_of_device_tensor(%w: memref<4xf32> {mw.name = "w", mw.role = #mw.role<param>})
+    attributes {mw.arena_size = 256 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 256 : i64} {
+  %arena = memref.alloc() {mw.arena} : memref<256xi8>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %arena[%c0][] : memref<256xi8> to memref<4xf32>
+  // expected-error@+1 {{'mw.kernel' op runs mw.fetch on a tensor in device memory: a fetch copies an offloaded (host or file) weight, mw.offload, into the arena}}
+  mw.kernel ins(%w : memref<4xf32>) outs(%v : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %0 = mw.fetch %a {layer = 0 : i64} : tensor<4xf32>
+    mw.yield %0 : tensor<4xf32>
+  }
+  memref.dealloc %arena : memref<256xi8>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{@bad_offload_settings has an mw.offload without a non-negative integer prefetch}}
+func.func @bad_offload_settings(%w: memref<4xf32> {mw.name = "w", mw.role = #mw.role<param>})
+    attributes {mw.arena_size = 0 : i64, mw.arena_alignment = 256 : i64,
+                mw.lower_bound = 0 : i64,
+                mw.offload = {weights = "cpu", prefetch = -1 : i64}} {
+  return
 }

@@ -28,6 +28,11 @@ static const char *roleName(mwplan::Role role) {
   return names[static_cast<int>(role)];
 }
 
+static const char *placementName(mwplan::Placement placement) {
+  static const char *names[] = {"device", "host", "file"};
+  return names[static_cast<int>(placement)];
+}
+
 /// Writes the elements of `values` into the array `j` has open.
 template <typename T>
 static void writeValues(llvm::json::OStream &j, const fb::Vector<T> *values) {
@@ -168,6 +173,17 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
       j.attribute("peak_budget", plan.peak_budget());
     if (plan.ranks() != 1)
       j.attribute("ranks", plan.ranks());
+    // --mw-offload's settings, for a plan that streams weights.
+    bool offloads = false;
+    if (plan.persistents())
+      for (const mwplan::Persistent *p : *plan.persistents())
+        offloads |= p->placement() != mwplan::Placement::Device;
+    if (offloads || plan.offload_prefetch() ||
+        (plan.offload_path() && plan.offload_path()->size())) {
+      j.attribute("offload_path",
+                  plan.offload_path() ? plan.offload_path()->str() : "");
+      j.attribute("offload_prefetch", plan.offload_prefetch());
+    }
     list("persistents", plan.persistents(), [&](const mwplan::Persistent &p) {
       oneLine(j, [&](llvm::json::OStream &l) {
         l.object([&] {
@@ -178,6 +194,8 @@ void mw::writePlanJson(const mwplan::Plan &plan, raw_ostream &os) {
           l.attribute("argument", p.argument());
           if (p.split_batch())
             l.attribute("split_batch", true);
+          if (p.placement() != mwplan::Placement::Device)
+            l.attribute("placement", placementName(p.placement()));
           if (p.shard() && p.shard()->size())
             l.attributeArray("shard", [&] {
               for (const mwplan::ShardMember *m : *p.shard())

@@ -92,7 +92,13 @@ private:
   /// Adds a persistent buffer; its table is written by finishPersistents,
   /// once the rank count of the collectives is known.
   void persistent(StringRef name, const Layout &l, mwplan::Role role,
-                  int argument, DictionaryAttr shard = {});
+                  int argument, DictionaryAttr shard = {},
+                  mwplan::Placement placement = mwplan::Placement::Device);
+  /// Refuses kernel `op` (running `opName`) when it reads or writes an
+  /// offloaded (Host or File) persistent and is not an mw.fetch, or is an
+  /// mw.fetch that does not copy one into device memory.
+  LogicalResult checkPlacements(Operation *op, StringRef opName,
+                                ValueRange ins, ValueRange outs);
   fb::Offset<fb::Vector<fb::Offset<mwplan::Persistent>>> finishPersistents();
   fb::Offset<fb::String> string(StringRef s) {
     return fbb.CreateString(s.data(), s.size());
@@ -117,6 +123,7 @@ private:
     mwplan::Role role;
     int argument;
     DictionaryAttr shard; ///< mw.shard, or null
+    mwplan::Placement placement;
   };
   std::vector<PendingPersistent> persistents;
   std::vector<fb::Offset<mwplan::Kernel>> kernels;
@@ -235,11 +242,61 @@ static std::string shortLoc(Location loc) {
 
 void PlanBuilder::persistent(StringRef name, const Layout &l,
                              mwplan::Role role, int argument,
-                             DictionaryAttr shard) {
+                             DictionaryAttr shard,
+                             mwplan::Placement placement) {
   persistentElements.push_back(
       ShapedType::getNumElements(ArrayRef<int64_t>(l.shape)));
-  persistentBytes += persistentElements.back() * dtypeBytes(l.dtype);
-  persistents.push_back({name.str(), l, role, argument, shard});
+  // Offloaded weights are not device memory: they do not count against a
+  // device budget.
+  if (placement == mwplan::Placement::Device)
+    persistentBytes += persistentElements.back() * dtypeBytes(l.dtype);
+  persistents.push_back({name.str(), l, role, argument, shard, placement});
+}
+
+/// The placement of an argument with attributes `attrs`: its mw.offload.
+static mwplan::Placement getPlacement(DictionaryAttr attrs) {
+  auto offload =
+      attrs ? attrs.getAs<StringAttr>(mw::MWDialect::kOffloadAttrName)
+            : StringAttr();
+  if (!offload)
+    return mwplan::Placement::Device;
+  return offload.getValue() == "nvme" ? mwplan::Placement::File
+                                      : mwplan::Placement::Host;
+}
+
+LogicalResult PlanBuilder::checkPlacements(Operation *op, StringRef opName,
+                                           ValueRange ins, ValueRange outs) {
+  // The persistent a value views when it is offloaded, else null.
+  auto offloaded = [&](Value v) -> const PendingPersistent * {
+    auto it = views.find(v);
+    if (it == views.end() || it->second.space != mwplan::Space::Persistent ||
+        it->second.persistent < 0)
+      return nullptr;
+    const PendingPersistent &p = persistents[it->second.persistent];
+    return p.placement == mwplan::Placement::Device ? nullptr : &p;
+  };
+  bool isFetch = opName == mw::FetchOp::getOperationName();
+  if (isFetch) {
+    if (ins.size() != 1 || !offloaded(ins[0]))
+      return op->emitOpError("runs mw.fetch on a tensor in device memory: a "
+                             "fetch copies an offloaded (host or file) "
+                             "weight, mw.offload, into the arena");
+    for (Value v : outs)
+      if (const PendingPersistent *p = offloaded(v))
+        return op->emitOpError("runs mw.fetch into '")
+               << p->name << "', which is offloaded: a fetch writes device "
+               << "memory";
+    return success();
+  }
+  for (ValueRange list : {ins, outs})
+    for (Value v : list)
+      if (const PendingPersistent *p = offloaded(v))
+        return op->emitOpError("runs '")
+               << opName << "' on '" << p->name << "', which is offloaded to "
+               << (p->placement == mwplan::Placement::File ? "a weights file"
+                                                            : "host memory")
+               << ": only an mw.fetch may read it";
+  return success();
 }
 
 fb::Offset<fb::Vector<fb::Offset<mwplan::Persistent>>>
@@ -276,7 +333,7 @@ PlanBuilder::finishPersistents() {
                                     p.role == mwplan::Role::Label);
     tables.push_back(mwplan::CreatePersistent(fbb, nameOffset, p.layout.dtype,
                                               shape, p.role, p.argument, shard,
-                                              splitBatch));
+                                              splitBatch, p.placement));
   }
   return fbb.CreateVector(tables);
 }
@@ -322,7 +379,8 @@ LogicalResult PlanBuilder::addArguments() {
              << "name";
     persistent(name, *layout, getRole(attrs), i,
                attrs ? attrs.getAs<DictionaryAttr>(mw::MWDialect::kShardAttrName)
-                     : DictionaryAttr());
+                     : DictionaryAttr(),
+               getPlacement(attrs));
   }
   return success();
 }
@@ -615,6 +673,13 @@ LogicalResult PlanBuilder::visitKernel(mw::KernelOp op) {
     return op.emitOpError("must yield its body op's results in order");
   if (mw::isRuntimeCollective(inner) && failed(addCollective(inner)))
     return failure();
+  SmallVector<Value> innerIns;
+  for (Value v : inner->getOperands())
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
+      innerIns.push_back(op.getIns()[arg.getArgNumber()]);
+  if (failed(checkPlacements(op, inner->getName().getStringRef(), innerIns,
+                             op.getOuts())))
+    return failure();
 
   FailureOr<std::vector<fb::Offset<mwplan::Attr>>> attrs = opAttrs(inner);
   if (failed(attrs))
@@ -757,7 +822,9 @@ static FailureOr<StringRef> fusedKind(mw::KernelOp kernel,
 
 LogicalResult PlanBuilder::visitFusedKernel(mw::KernelOp op,
                                             ArrayRef<Operation *> ops) {
-  if (failed(fusedKind(op, ops)))
+  if (failed(fusedKind(op, ops)) ||
+      failed(checkPlacements(op, mwrt::kFusionOpName, op.getIns(),
+                             op.getOuts())))
     return failure();
   Block &body = op.getBody().front();
   // Each value of the body as the program names it: (-1, input) or
@@ -969,11 +1036,29 @@ FailureOr<fb::DetachedBuffer> PlanBuilder::build() {
   for (auto [offset, size] : arenaBuffers)
     bufferTables.push_back(mwplan::CreateArenaBuffer(fbb, offset, size));
   auto buffersOffset = fbb.CreateVector(bufferTables);
+  // --mw-offload's settings (docs/offload.md): the weights file's directory
+  // and the prefetch depth.
+  std::string offloadPath;
+  uint32_t offloadPrefetch = 0;
+  if (auto offload =
+          func->getAttrOfType<DictionaryAttr>(mw::MWDialect::kOffloadAttrName)) {
+    if (auto path = offload.getAs<StringAttr>("path"))
+      offloadPath = path.str();
+    auto prefetch = offload.getAs<IntegerAttr>("prefetch");
+    std::optional<int64_t> k = prefetch ? toInt64(prefetch) : std::nullopt;
+    if (!k || *k < 0 || *k > std::numeric_limits<uint32_t>::max())
+      return emitError(func.getLoc(), "@")
+             << func.getSymName()
+             << " has an mw.offload without a non-negative integer prefetch";
+    offloadPrefetch = static_cast<uint32_t>(*k);
+  }
+  auto offloadPathOffset = string(offloadPath);
   mwplan::FinishPlanBuffer(
       fbb, mwplan::CreatePlan(fbb, mwrt::kMwPlanVersion, name, *size,
                               *alignment, *lowerBound, persistentsOffset,
                               kernelsOffset, resultsOffset, peakBudget,
-                              ranks, buffersOffset));
+                              ranks, buffersOffset, offloadPathOffset,
+                              offloadPrefetch));
   fb::Verifier verifier(fbb.GetBufferPointer(), fbb.GetSize());
   if (!mwplan::VerifyPlanBuffer(verifier))
     return emitError(func.getLoc(), "internal error: the plan of @")

@@ -78,6 +78,7 @@ enum class OpKind {
   Select,
   LossScaleUpdate,
   Wait,
+  Fetch,
   KvCacheWrite,
   PagedAttention,
   MeshAllReduce,
@@ -85,7 +86,7 @@ enum class OpKind {
   MeshAllGather,
   MeshAllSlice,
 };
-inline constexpr int kNumOpKinds = 60;
+inline constexpr int kNumOpKinds = 61;
 
 /// X(Kind, "mw.name", minOperands, maxOperands, minResults, maxResults, Alias,
 ///   "attribute names", Kernel): max -1 means variadic; Alias says whether a
@@ -147,6 +148,7 @@ inline constexpr int kNumOpKinds = 60;
   X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select) \
   X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace, "window hysteresis min_scale factor", LossScaleUpdate) \
   X(Wait, "mw.wait", 1, -1, 1, 1, InPlace, "", Wait) \
+  X(Fetch, "mw.fetch", 1, 1, 1, 1, None, "layer", Fetch) \
   X(KvCacheWrite, "mw.kv_cache_write", 3, 3, 1, 1, InPlace, "scale", KvCacheWrite) \
   X(PagedAttention, "mw.paged_attention", 5, 5, 1, 1, None, "scale k_scale v_scale", PagedAttention) \
   X(MeshAllReduce, "mesh.all_reduce", 1, 1, 1, 1, None, "mesh mesh_axes reduction", AllReduce) \

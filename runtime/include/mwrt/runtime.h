@@ -38,6 +38,11 @@ enum class Role {
   None, Param, Input, Label, OptimizerState, Grad, Output, KvCache
 };
 
+/// Where a persistent's storage is (docs/offload.md): device memory, host
+/// memory, or a weights file under Plan::offloadPath(). Only an mw.fetch
+/// kernel reads a Host or File persistent (checked at load).
+enum class Placement { Device, Host, File };
+
 /// "param", "input", ... as the mw dialect spells the role.
 const char *roleName(Role role);
 
@@ -84,6 +89,8 @@ struct PersistentDesc {
   /// rows [r*d0, (r+1)*d0) of the global tensor (inputs and labels of a
   /// --mw-zero step).
   bool splitBatch = false;
+  /// Device, or Host/File for a weight --mw-offload streams into the arena.
+  Placement placement = Placement::Device;
 };
 
 /// A value of a fused kernel's program: kernel input `index` when
@@ -168,6 +175,10 @@ public:
   /// The number of ranks the plan was compiled for (its collectives' mesh
   /// size; 1 without collectives).
   uint32_t ranks() const { return rankCount; }
+  /// --mw-offload's directory for the File persistents' weights file ("" for
+  /// none) and its prefetch depth K (0 without offload).
+  const std::string &offloadPath() const { return offloadDir; }
+  uint32_t offloadPrefetch() const { return offloadPrefetchDepth; }
   const std::vector<PersistentDesc> &persistents() const { return persists; }
   const std::vector<KernelDesc> &kernels() const { return kernelList; }
   const std::vector<ResultDesc> &results() const { return resultList; }
@@ -193,6 +204,8 @@ private:
   uint64_t arenaBytes = 0, arenaAlign = 0, lowerBoundBytes = 0;
   uint64_t peakBudgetBytes = 0;
   uint32_t rankCount = 1;
+  std::string offloadDir;
+  uint32_t offloadPrefetchDepth = 0;
   std::vector<PersistentDesc> persists;
   std::vector<KernelDesc> kernelList;
   std::vector<ResultDesc> resultList;

@@ -288,4 +288,18 @@ mwrt_status runWait(KernelCall &c) {
   return MWRT_OK;
 }
 
+mwrt_status runFetch(KernelCall &c) {
+  const TensorRef &in = c.in(0), &out = c.out(0);
+  MWRT_TRY(c.expectSameType(out, "result", in, "input"));
+  int64_t layer;
+  MWRT_TRY(c.getInt("layer", layer, 0));
+  if (layer < 0)
+    return c.fail("layer must be >= 0");
+  // The synchronous fallback: the copy from the host (or staged file) weight
+  // into its slot, where the fetch stands; its wait then finds it done.
+  copyElements(out.data, stridesOf(out), in.data, stridesOf(in), 0, out.shape,
+               dtypeSize(out.dtype));
+  return MWRT_OK;
+}
+
 } // namespace mwrt::cpu

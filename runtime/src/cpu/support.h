@@ -262,6 +262,8 @@ mwrt_status runCast(KernelCall &c);
 mwrt_status runSelect(KernelCall &c);
 /// mw.wait: the result is the operand (in place; a copy otherwise).
 mwrt_status runWait(KernelCall &c);
+/// mw.fetch: copies an offloaded weight into its slot (synchronously).
+mwrt_status runFetch(KernelCall &c);
 mwrt_status runFoundInf(KernelCall &c);
 // optimizers.cpp
 /// adamw's and sgd's attributes with their defaults (the ops' ODS

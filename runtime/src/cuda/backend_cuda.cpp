@@ -1377,9 +1377,12 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
   case OpKind::MeshAllReduce:
   case OpKind::MeshReduceScatter:
   case OpKind::MeshAllGather:
-  case OpKind::MeshAllSlice: {
+  case OpKind::MeshAllSlice:
+  case OpKind::Fetch: {
     // A collective of one rank (the single-process communicator's) is the
     // identity on its tensor: a copy into its own buffer, as on the CPU.
+    // mw.fetch's synchronous fallback is the same copy, of the host-visible
+    // weight into its slot, on the compute stream where the fetch stands.
     MWRT_TRY(c.expectSameType(o0, "result", c.in(0), "input"));
     TDesc src, dst;
     MWRT_TRY(in(0, src));

@@ -84,14 +84,14 @@ func.func @duplicate_result_names(%a: tensor<4xf32>) -> (tensor<4xf32> {mw.name 
 
 // -----
 
-// expected-error@+1 {{'func.func' op unknown mw argument attribute 'mw.rol' (expected 'mw.role', 'mw.name' or 'mw.shard')}}
+// expected-error@+1 {{'func.func' op unknown mw argument attribute 'mw.rol' (expected 'mw.role', 'mw.name', 'mw.shard' or 'mw.offload')}}
 func.func @unknown_argument_attribute(%x: tensor<4xf32> {mw.rol = #mw.role<param>}) {
   return
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op unknown mw result attribute 'mw.shards' (expected 'mw.role', 'mw.name' or 'mw.shard')}}
+// expected-error@+1 {{'func.func' op unknown mw result attribute 'mw.shards' (expected 'mw.role', 'mw.name', 'mw.shard' or 'mw.offload')}}
 func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.shards = 0 : i64}) {
   return %x : tensor<4xf32>
 }
@@ -1737,7 +1737,7 @@ func.func @splat_out_of_range_for_i64() -> tensor<2xi64> {
 
 func.func @wait_not_collective(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = mw.exp %x : tensor<4xf32>
-  // expected-error@+1 {{'mw.wait' op waits for 'mw.exp', which is not an asynchronous collective (a mesh op)}}
+  // expected-error@+1 {{'mw.wait' op waits for 'mw.exp', which is not an asynchronous collective (a mesh op) or an mw.fetch}}
   %w = mw.wait %e : tensor<4xf32>
   return %w : tensor<4xf32>
 }
@@ -1760,4 +1760,88 @@ func.func @wait_reading_other(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4x
   // expected-error@+1 {{'mw.wait' op reads a value the collective does not: 'reading' keeps the collective's operands live until it completes}}
   %w = mw.wait %r reading %y : tensor<4xf32>, tensor<4xf32>
   return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_not_offloaded(%w: tensor<4xf32> {mw.name = "h.0.w", mw.role = #mw.role<param>}) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.fetch' op fetches 'h.0.w', which is not a function argument marked 'mw.offload' (an offloaded parameter in host memory or a weights file)}}
+  %f = mw.fetch %w {layer = 0 : i64} : tensor<4xf32>
+  %d = mw.wait %f : tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_not_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = mw.exp %x : tensor<4xf32>
+  // expected-error@+1 {{'mw.fetch' op fetches the result of 'mw.exp', which is not a function argument marked 'mw.offload'}}
+  %f = mw.fetch %e {layer = 0 : i64} : tensor<4xf32>
+  %d = mw.wait %f : tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_read_without_wait(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "cpu"}) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.fetch' op result is read by 'mw.exp': only an mw.wait may use a fetch, so that nothing reads the copy before it completes}}
+  %f = mw.fetch %w {layer = 0 : i64} : tensor<4xf32>
+  %e = mw.exp %f : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_negative_layer(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "nvme"}) -> tensor<4xf32> {
+  // expected-error@+1 {{'mw.fetch' op layer must be >= 0, got -2}}
+  %f = mw.fetch %w {layer = -2 : i64} : tensor<4xf32>
+  %d = mw.wait %f : tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_type_mismatch(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "cpu"}) -> tensor<4xf16> {
+  // expected-error@+1 {{'mw.fetch' op failed to verify that all of {input, result} have same type}}
+  %f = "mw.fetch"(%w) {layer = 0 : i64} : (tensor<4xf32>) -> tensor<4xf16>
+  return %f : tensor<4xf16>
+}
+
+// -----
+
+func.func @fetch_waited_twice(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "cpu"}) -> (tensor<4xf32>, tensor<4xf32>) {
+  %f = mw.fetch %w {layer = 0 : i64} : tensor<4xf32>
+  // expected-error@+1 {{'mw.wait' op must be the only use of its fetch's result, so that nothing reads it before it completes}}
+  %a = mw.wait %f : tensor<4xf32>
+  %b = mw.wait %f : tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.offload' on argument #0 must be "cpu" or "nvme" on a parameter argument, got "gpu"}}
+func.func @offload_unknown_place(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "gpu"}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.offload' on argument #0, which is not a parameter (mw.role = #mw.role<param>): only weights are offloaded}}
+func.func @offload_not_param(%x: tensor<4xf32> {mw.role = #mw.role<input>, mw.offload = "cpu"}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'mw.offload' on result #0 must be "cpu" or "nvme" on a parameter argument, got "cpu"}}
+func.func @offload_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {mw.offload = "cpu"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op argument #0 is offloaded ('mw.offload') but read by 'mw.exp': only mw.fetch may read it}}
+func.func @offloaded_read_directly(%w: tensor<4xf32> {mw.role = #mw.role<param>, mw.offload = "cpu"}) -> tensor<4xf32> {
+  %e = mw.exp %w : tensor<4xf32>
+  return %e : tensor<4xf32>
 }

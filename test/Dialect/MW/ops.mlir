@@ -708,3 +708,18 @@ func.func @wait_reading(%x: tensor<2xf32>) -> tensor<8xf32> {
   %w = mw.wait %g reading %x : tensor<8xf32>, tensor<2xf32>
   return %w : tensor<8xf32>
 }
+
+// -----
+
+// An offloaded weight is fetched into device memory and waited for.
+// CHECK-LABEL: func.func @fetch
+// CHECK-SAME: mw.offload = "cpu"
+// CHECK: %[[F:.*]] = mw.fetch %{{.*}} {layer = 3 : i64} : tensor<4x4xf32>
+// CHECK: mw.wait %[[F]] : tensor<4x4xf32>
+func.func @fetch(%w: tensor<4x4xf32> {mw.name = "h.3.w", mw.role = #mw.role<param>, mw.offload = "cpu"},
+                 %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %f = mw.fetch %w {layer = 3 : i64} : tensor<4x4xf32>
+  %d = mw.wait %f : tensor<4x4xf32>
+  %y = mw.matmul %x, %d : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

@@ -255,6 +255,49 @@ static LogicalResult verifyShard(Operation *op, StringRef what, unsigned index,
   return success();
 }
 
+/// An offloaded parameter (--mw-offload): "cpu" or "nvme" on an argument
+/// whose role is param.
+static LogicalResult verifyOffload(FunctionOpInterface func, StringRef what,
+                                   unsigned index, Attribute attr,
+                                   bool isResult) {
+  Operation *op = func.getOperation();
+  auto place = dyn_cast<StringAttr>(attr);
+  if (isResult || !place ||
+      (place.getValue() != "cpu" && place.getValue() != "nvme"))
+    return op->emitOpError()
+           << "'" << MWDialect::kOffloadAttrName << "' on " << what << " #"
+           << index << " must be \"cpu\" or \"nvme\" on a parameter argument, got "
+           << attr;
+  auto role =
+      func.getArgAttrOfType<RoleAttr>(index, MWDialect::kRoleAttrName);
+  if (!role || role.getValue() != Role::param)
+    return op->emitOpError()
+           << "'" << MWDialect::kOffloadAttrName << "' on argument #" << index
+           << ", which is not a parameter (mw.role = #mw.role<param>): only "
+              "weights are offloaded";
+  // On tensors, only mw.fetch reads it, or after --mw-form-kernels the
+  // kernel of one (bufferized, mw-translate checks the kernels that read it).
+  if (func.isExternal())
+    return success();
+  Value arg = func.getArgument(index);
+  auto isFetchKernel = [](Operation *user) {
+    auto kernel = dyn_cast<KernelOp>(user);
+    if (!kernel)
+      return false;
+    // The fetch and the kernel's yield.
+    Block &body = kernel.getBody().front();
+    return body.getOperations().size() == 2 && isa<FetchOp>(body.front());
+  };
+  if (isa<TensorType>(arg.getType()))
+    for (Operation *user : arg.getUsers())
+      if (!isa<FetchOp>(user) && !isFetchKernel(user))
+        return op->emitOpError()
+               << "argument #" << index << " is offloaded ('"
+               << MWDialect::kOffloadAttrName << "') but read by '"
+               << user->getName() << "': only mw.fetch may read it";
+  return success();
+}
+
 static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
                                         NamedAttribute attr, bool isResult) {
   StringRef what = isResult ? "result" : "argument";
@@ -282,11 +325,14 @@ static LogicalResult verifyFunctionAttr(Operation *op, unsigned index,
     return verifyName(func, what, index, type, attr.getValue(), isResult);
   if (attr.getName() == MWDialect::kShardAttrName)
     return verifyShard(op, what, index, type, attr.getValue());
+  if (attr.getName() == MWDialect::kOffloadAttrName)
+    return verifyOffload(func, what, index, attr.getValue(), isResult);
   return op->emitOpError() << "unknown mw " << what << " attribute '"
                            << attr.getName().getValue() << "' (expected '"
                            << MWDialect::kRoleAttrName << "', '"
-                           << MWDialect::kNameAttrName << "' or '"
-                           << MWDialect::kShardAttrName << "')";
+                           << MWDialect::kNameAttrName << "', '"
+                           << MWDialect::kShardAttrName << "' or '"
+                           << MWDialect::kOffloadAttrName << "')";
 }
 
 LogicalResult MWDialect::verifyRegionArgAttribute(Operation *op,

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -741,18 +742,69 @@ LogicalResult WaitOp::verify() {
   Operation *start = getInput().getDefiningOp();
   if (!start)
     return success();
-  if (start->getDialect()->getNamespace() != "mesh")
+  bool isFetch = isa<FetchOp>(start);
+  if (start->getDialect()->getNamespace() != "mesh" && !isFetch)
     return emitOpError("waits for '")
            << start->getName()
-           << "', which is not an asynchronous collective (a mesh op)";
+           << "', which is not an asynchronous collective (a mesh op) or "
+              "an mw.fetch";
   if (!getInput().hasOneUse())
-    return emitOpError("must be the only use of its collective's result, "
-                       "so that nothing reads it before it completes");
+    return emitOpError("must be the only use of its ")
+           << (isFetch ? "fetch's" : "collective's")
+           << " result, so that nothing reads it before it completes";
   for (Value v : getReading())
     if (!llvm::is_contained(start->getOperands(), v))
       return emitOpError("reads a value the collective does not: 'reading' "
                          "keeps the collective's operands live until it "
                          "completes");
+  return success();
+}
+
+/// How a message names `v`: a function argument by its mw.name (else its
+/// number), a result by the op that defines it.
+static std::string describeValue(Value v) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    StringAttr name =
+        func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 MWDialect::kNameAttrName)
+             : StringAttr();
+    if (name)
+      os << "'" << name.getValue() << "'";
+    else
+      os << "argument #" << arg.getArgNumber();
+  } else {
+    os << "the result of '" << v.getDefiningOp()->getName() << "'";
+  }
+  return text;
+}
+
+LogicalResult FetchOp::verify() {
+  // Inside a kernel body (after --mw-form-kernels) the operand is the
+  // kernel's argument; the source was checked on tensors.
+  if ((*this)->getParentOfType<KernelOp>())
+    return success();
+  Value input = getInput();
+  auto arg = dyn_cast<BlockArgument>(input);
+  auto func = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+                  : FunctionOpInterface();
+  if (!func || arg.getOwner() != &func.getFunctionBody().front() ||
+      !func.getArgAttr(arg.getArgNumber(), MWDialect::kOffloadAttrName))
+    return emitOpError("fetches ")
+           << describeValue(input)
+           << ", which is not a function argument marked 'mw.offload' (an "
+              "offloaded parameter in host memory or a weights file)";
+  // I64Attr getters return uint64_t; compare the signed value.
+  if (int64_t layer = static_cast<int64_t>(getLayer()); layer < 0)
+    return emitOpError("layer must be >= 0, got ") << layer;
+  for (Operation *user : getResult().getUsers())
+    if (!isa<WaitOp>(user))
+      return emitOpError("result is read by '")
+             << user->getName()
+             << "': only an mw.wait may use a fetch, so that nothing reads "
+                "the copy before it completes";
   return success();
 }
 

@@ -52,6 +52,10 @@ def MW_Dialect : Dialect {
     /// On a ZeRO step's sharded argument or result (--mw-zero): which
     /// parameters' elements its rank-local piece holds (docs/zero.md).
     static constexpr ::llvm::StringLiteral kShardAttrName = "mw.shard";
+    /// On an offloaded parameter (--mw-offload): "cpu" (host memory) or
+    /// "nvme" (a weights file); only mw.fetch reads it (docs/offload.md). On
+    /// the function: the offload's settings, a dictionary.
+    static constexpr ::llvm::StringLiteral kOffloadAttrName = "mw.offload";
   }];
 }
 

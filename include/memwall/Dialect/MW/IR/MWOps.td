@@ -1202,6 +1202,58 @@ def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace,
   }];
 }
 
+def MW_FetchOp : MW_Op<"fetch", [AllTypesMatch<["input", "result"]>]> {
+  let runtimeKernel = "Fetch";
+  let summary = "copies an offloaded weight from host memory or a file into device memory";
+  let description = [{
+    ZeRO-Inference weight offload (--mw-offload, docs/offload.md). `input`
+    is a parameter whose storage is host memory (`mw.offload = "cpu"`) or a
+    weights file (`mw.offload = "nvme"`), never device memory: the function
+    argument carries `mw.offload`, and only `mw.fetch` may read it. The
+    result is a copy of it in device memory (an arena slot after
+    --mw-static-arena), the same type and the same values.
+
+    The fetch is the start of the copy and `mw.wait` its completion, as for
+    an asynchronous collective: the runtime issues the copy where the fetch
+    stands and blocks at the wait, so the compute between them (the layers
+    before the one the weight belongs to) hides it. The fetch's only uses are
+    waits, so nothing reads the slot before the copy completes. `layer` is
+    the layer the weight belongs to (the first all-digit component of its
+    `mw.name`), for reports and the runtime's statistics.
+
+    Bufferized (--mw-form-kernels), the fetch writes a buffer of its own and
+    the wait is in place on it, so the buffer is live from the fetch to the
+    weight's last use: with prefetch depth K the arena holds K+1 layers'
+    weights at once.
+
+    Cost: 0 FLOPs; 0 bytes read, because the source is host memory or a
+    file, not the device memory the roofline's bytes measure; the tensor's
+    bytes written (the device copy). No gradient: --mw-offload runs on
+    inference steps (forward, prefill, decode), after --mw-autodiff would
+    have run, and refuses training steps.
+
+    ```mlir
+    func.func @decode(%w: tensor<768x2304xf32> {mw.role = #mw.role<param>,
+                                                mw.name = "h.3.attn.c_attn.weight",
+                                                mw.offload = "cpu"}, ...) {
+      %f = mw.fetch %w {layer = 3 : i64} : tensor<768x2304xf32>
+      // ... layers 1 and 2 compute ...
+      %x = mw.wait %f : tensor<768x2304xf32>
+    ```
+  }];
+  let arguments = (ins MW_Tensor:$input, I64Attr:$layer);
+  let results = (outs MW_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getFlops() { return 0; }
+    int64_t getBytesRead() { return 0; }
+    int64_t getBytesWritten() {
+      return ::mlir::mw::detail::tensorBytes(getResult().getType());
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Inference: the paged KV cache (docs/inference.md)
 //===----------------------------------------------------------------------===//
