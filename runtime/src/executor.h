@@ -124,7 +124,9 @@ bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end);
 /// Whether the bytes `a` and `b` address overlap.
 bool overlaps(const TensorRef &a, const TensorRef &b);
 
-class Communicator; // comm/communicator.h
+class Communicator;  // comm/communicator.h
+class OffloadEngine; // offload.h
+struct FetchDesc;
 
 /// Binds a plan's operands to memory and runs its kernels: collectives
 /// through the communicator, every other kernel through the backend.
@@ -145,6 +147,16 @@ public:
   /// Backend::prepareFused of every fused kernel; a failure names it.
   mwrt_status prepareFused();
 
+  /// The plan's mw.fetch kernels (docs/offload.md), bound: each one's slot,
+  /// persistent and bytes, and whether a later mw.wait completes it (its
+  /// copy then runs while the kernels in between do). `src` is the
+  /// persistent's memory (the host store; null for a File persistent).
+  /// MWRT_UNAVAILABLE for a fetch of part of a persistent or into a strided
+  /// slot, which --mw-offload does not make.
+  mwrt_status fetches(std::vector<FetchDesc> &out) const;
+  /// Runs the fetches through `engine` (prepared with fetches()).
+  void setOffload(OffloadEngine *engine) { offload = engine; }
+
   /// Runs every kernel in order; a failure's message is prefixed with
   /// "step N, kernel K ('mw.op' at loc): ".
   mwrt_status run(uint64_t step);
@@ -156,8 +168,12 @@ private:
   void *arena;
   std::vector<void *> bases;
   std::vector<BoundKernel> kernels;
-  /// Per kernel: a collective that an mw.wait completes later.
+  /// Per kernel: a collective or fetch that an mw.wait completes later.
   std::vector<bool> deferred;
+  /// Per kernel: the fetch it is (an index among the plan's fetches), or
+  /// the deferred fetch it completes (an mw.wait), else -1.
+  std::vector<int> fetchOf, waitOf;
+  OffloadEngine *offload = nullptr;
 };
 
 } // namespace mwrt::detail

@@ -90,6 +90,13 @@ std::vector<int> OffloadEngine::missingSources() const {
   return missing;
 }
 
+bool OffloadEngine::ready() const {
+  for (const Source &s : sources)
+    if (!s.file)
+      return false;
+  return true;
+}
+
 int OffloadEngine::fetchOfKernel(size_t kernel) const {
   for (size_t f = 0; f < fetches.size(); ++f)
     if (fetches[f].kernel == kernel)

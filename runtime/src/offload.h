@@ -77,7 +77,7 @@ public:
   /// The persistents that File fetches read but that have no source yet.
   std::vector<int> missingSources() const;
   /// Whether every File fetch's source is known.
-  bool ready() const { return missingSources().empty(); }
+  bool ready() const;
 
   /// Index of the fetch that kernel `kernel` is, or -1.
   int fetchOfKernel(size_t kernel) const;

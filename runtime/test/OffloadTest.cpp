@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanTestHelpers.h"
 #include "executor.h"
 #include "offload.h"
 #include "offload_reader.h"
@@ -35,6 +36,7 @@ namespace {
 using detail::FetchDesc;
 using detail::OffloadEngine;
 using detail::OffloadFile;
+using Where = mwplan::Placement;
 
 /// A temporary directory removed at the end of the test.
 struct TempDir {
@@ -49,7 +51,7 @@ struct TempDir {
 /// `count` f32 values start, start+1, ... as bytes.
 TensorData floats(int64_t count, float start) {
   TensorData t;
-  t.dtype = DType::F32;
+  t.dtype = mwrt::DType::F32;
   t.shape = {count};
   t.bytes.resize(static_cast<size_t>(count) * 4);
   for (int64_t i = 0; i < count; ++i) {
@@ -264,6 +266,189 @@ TEST(OffloadEngine, AFailedReadStopsTheStepAtItsWait) {
   EXPECT_EQ(fx.engine->wait(2), MWRT_INVALID_ARGUMENT);
   EXPECT_EQ(fx.engine->endStep(true), MWRT_OK);
   EXPECT_EQ(fx.engine->counters().steps, 0u);
+}
+
+/// y = x @ fc.weight + fc.bias with fc.weight at `placement`: fetched into
+/// the arena (bytes 0..24) and waited on before the matmul; resident
+/// (Device) it is read in place.
+std::shared_ptr<const Plan> densePlan(Where placement,
+                                      const std::string &dir = "") {
+  PlanBuilder p;
+  p.function = "offload_dense";
+  p.arenaSize = 192;
+  p.offloadPath = dir;
+  int x = p.addPersistent("x", DType::F32, {2, 3}, Role::Input, 0);
+  int w = p.addPersistent("fc.weight", DType::F32, {3, 2}, Role::Param, 1);
+  int b = p.addPersistent("fc.bias", DType::F32, {2}, Role::Param, 2);
+  p.persistents[w].placement = placement;
+  OperandSpec weight = persistent(w, {3, 2});
+  if (placement != Where::Device) {
+    p.addKernel("mw.fetch", {persistent(w, {3, 2})}, {arena(0, {3, 2})},
+                {intAttr("layer", 0)}, "dense.py:1");
+    p.addKernel("mw.wait", {arena(0, {3, 2})}, {arena(0, {3, 2})}, {},
+                "dense.py:2");
+    weight = arena(0, {3, 2});
+  }
+  p.addKernel("mw.matmul", {persistent(x, {2, 3}), weight},
+              {arena(64, {2, 2})}, {}, "dense.py:3");
+  p.addKernel("mw.add", {arena(64, {2, 2}), persistent(b, {2})},
+              {arena(128, {2, 2})}, {}, "dense.py:4");
+  p.addResult("y", Role::Output, arena(128, {2, 2}));
+  std::vector<uint8_t> bytes = p.finish();
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(Plan::parse(bytes.data(), bytes.size(), plan), MWRT_OK)
+      << mwrt_last_error();
+  return plan;
+}
+
+std::unique_ptr<Session> newSession(std::shared_ptr<const Plan> plan) {
+  std::unique_ptr<Session> s;
+  EXPECT_EQ(Session::create(std::move(plan), "cpu", SessionOptions(), s),
+            MWRT_OK)
+      << mwrt_last_error();
+  return s;
+}
+
+std::vector<uint8_t> resultOf(Session &s) {
+  TensorData y;
+  EXPECT_EQ(s.readResult("y", y), MWRT_OK) << mwrt_last_error();
+  return y.bytes;
+}
+
+/// fc.weight and fc.bias (not the defaults) in a weights file.
+std::string writeDenseWeights(const std::string &dir) {
+  SafeTensors st;
+  std::string error;
+  TensorData w = floats(6, 0.5f), b = floats(2, -1);
+  w.shape = {3, 2};
+  EXPECT_TRUE(st.add("fc.weight", w, error)) << error;
+  EXPECT_TRUE(st.add("fc.bias", b, error)) << error;
+  std::string path = dir + "/dense.safetensors";
+  EXPECT_TRUE(writeSafeTensors(path, st, error)) << error;
+  return path;
+}
+
+TEST(OffloadSession, HostAndFileWeightsGiveTheResidentOutputs) {
+  TempDir dir;
+  auto resident = newSession(densePlan(Where::Device));
+  ASSERT_EQ(resident->step(), MWRT_OK) << mwrt_last_error();
+  std::vector<uint8_t> expected = resultOf(*resident);
+  for (Where placement : {Where::Host, Where::File}) {
+    std::string where = dir.path + "/defaults";
+    auto s = newSession(densePlan(placement, where));
+    for (int step = 0; step < 2; ++step)
+      ASSERT_EQ(s->step(), MWRT_OK) << mwrt_last_error();
+    EXPECT_EQ(resultOf(*s), expected);
+    TensorData a, b;
+    ASSERT_EQ(resident->readPersistent("fc.weight", a), MWRT_OK);
+    ASSERT_EQ(s->readPersistent("fc.weight", b), MWRT_OK) << mwrt_last_error();
+    EXPECT_EQ(a.bytes, b.bytes);
+    // The weight is not device memory, and the plan's peak is measured.
+    SessionStats st = s->stats();
+    EXPECT_EQ(st.measuredPeakBytes, st.plannedPeakBytes);
+    EXPECT_EQ(st.persistentBytes, resident->stats().persistentBytes - 64);
+    EXPECT_GT(st.hostBytes, 0u);
+    OffloadStats os = s->offloadStats();
+    EXPECT_EQ(os.steps, 2u);
+    EXPECT_EQ(os.fetches, 2u);
+    EXPECT_EQ(os.bytesStreamed, 2u * 24);
+    EXPECT_EQ(os.bytesRead, placement == Where::File ? 2u * 24 : 0u);
+    if (placement == Where::File) {
+      // The defaults' file, complete, and nothing else beside it.
+      std::vector<std::string> names;
+      for (const auto &e : std::filesystem::directory_iterator(where))
+        names.push_back(e.path().filename());
+      EXPECT_EQ(names,
+                std::vector<std::string>{"offload_dense.weights.safetensors"});
+      EXPECT_EQ(os.file, where + "/offload_dense.weights.safetensors");
+    }
+  }
+}
+
+TEST(OffloadSession, FileWeightsComeFromTheWeightsFileByOffset) {
+  TempDir dir;
+  std::string weights = writeDenseWeights(dir.path);
+  auto resident = newSession(densePlan(Where::Device));
+  ASSERT_EQ(resident->loadWeights(weights), MWRT_OK);
+  ASSERT_EQ(resident->step(), MWRT_OK);
+  for (Where placement : {Where::Host, Where::File}) {
+    auto s = newSession(densePlan(placement, dir.path + "/unused"));
+    ASSERT_EQ(s->loadWeights(weights), MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(s->step(), MWRT_OK) << mwrt_last_error();
+    EXPECT_EQ(resultOf(*s), resultOf(*resident));
+    // No defaults file: the weights came from --weights.
+    EXPECT_FALSE(std::filesystem::exists(dir.path + "/unused"));
+    if (placement == Where::File) {
+      EXPECT_EQ(s->offloadStats().file, weights);
+    }
+  }
+}
+
+TEST(OffloadSession, AWeightsFileChangedAfterLoadingIsRefusedNamingTheTensor) {
+  for (bool truncate : {false, true}) {
+    TempDir dir;
+    std::string weights = writeDenseWeights(dir.path);
+    auto s = newSession(densePlan(Where::File));
+    ASSERT_EQ(s->loadWeights(weights), MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(s->step(), MWRT_OK) << mwrt_last_error();
+    if (truncate) {
+      ASSERT_EQ(::truncate(weights.c_str(), 64), 0);
+    } else {
+      struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+      ASSERT_EQ(::utimensat(AT_FDCWD, weights.c_str(), times, 0), 0);
+    }
+    EXPECT_EQ(s->step(), MWRT_INVALID_ARGUMENT);
+    std::string message = mwrt_last_error();
+    EXPECT_CONTAINS(message, "step 2, kernel 1 ('mw.wait' at dense.py:2)");
+    EXPECT_CONTAINS(message, truncate ? "was truncated" : "was modified");
+    EXPECT_CONTAINS(message, "cannot read tensor 'fc.weight'");
+  }
+}
+
+TEST(OffloadSession, AFileTensorOfTheWrongShapeIsRefusedAtLoad) {
+  TempDir dir;
+  SafeTensors st;
+  std::string error;
+  TensorData w = floats(6, 0.5f);
+  ASSERT_TRUE(st.add("fc.weight", w, error));
+  ASSERT_TRUE(st.add("fc.bias", floats(2, 0), error));
+  std::string path = dir.path + "/bad.safetensors";
+  ASSERT_TRUE(writeSafeTensors(path, st, error));
+  auto s = newSession(densePlan(Where::File));
+  EXPECT_EQ(s->loadWeights(path), MWRT_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(std::string(mwrt_last_error()),
+                  "tensor 'fc.weight' is F32 [6], but the plan's param "
+                  "'fc.weight' is F32 [3, 2]");
+  EXPECT_EQ(s->setTensor("fc.weight", mwrt::DType::F32, {3, 2}, w.bytes.data(), 24),
+            MWRT_INVALID_ARGUMENT);
+}
+
+TEST(OffloadSession, CudaStreamsOnItsCopyStreamLikeResident) {
+  // The copy stream, events and pinned host memory: skipped without a GPU.
+  std::unique_ptr<Session> probe;
+  if (Session::create(densePlan(Where::Device), "cuda", SessionOptions(),
+                      probe) != MWRT_OK)
+    GTEST_SKIP() << mwrt_last_error();
+  TempDir dir;
+  std::string weights = writeDenseWeights(dir.path);
+  // Against the same step resident on the GPU (cuBLAS need not round like
+  // the CPU).
+  ASSERT_EQ(probe->loadWeights(weights), MWRT_OK);
+  ASSERT_EQ(probe->step(), MWRT_OK) << mwrt_last_error();
+  for (Where placement : {Where::Host, Where::File}) {
+    std::unique_ptr<Session> s;
+    ASSERT_EQ(Session::create(densePlan(placement), "cuda", SessionOptions(),
+                              s),
+              MWRT_OK)
+        << mwrt_last_error();
+    ASSERT_EQ(s->loadWeights(weights), MWRT_OK) << mwrt_last_error();
+    for (int step = 0; step < 3; ++step)
+      ASSERT_EQ(s->step(), MWRT_OK) << mwrt_last_error();
+    EXPECT_EQ(resultOf(*s), resultOf(*probe));
+    SessionStats st = s->stats();
+    EXPECT_EQ(st.measuredPeakBytes, st.plannedPeakBytes);
+    EXPECT_EQ(s->offloadStats().bytesStreamed, 3u * 24);
+  }
 }
 
 } // namespace
