@@ -884,29 +884,23 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
     const PersistentDesc &d = p.persistents()[i];
     if (weights && !isState(d))
       continue;
-    if (d.placement == Placement::File) {
-      // Checked now, read when a fetch needs it.
-      const SafeTensorsFile::Tensor *t = file.find(d.name);
-      if (!t && weights)
-        return setError(MWRT_NOT_FOUND,
-                        path + ": no tensor '" + d.name +
-                            "' for the plan's param '" + d.name + "' (" +
-                            typeText(d.dtype, d.shape) + ")");
-      if (!t)
-        continue;
-      if (t->dtype != d.dtype || t->shape != d.shape)
-        return setError(MWRT_INVALID_ARGUMENT,
-                        path + ": tensor '" + d.name + "' is " +
-                            typeText(t->dtype, t->shape) + ", but the plan's " +
-                            roleName(d.role) + " '" + d.name + "' is " +
-                            typeText(d.dtype, d.shape));
-      fileBind.emplace_back(static_cast<int>(i), t->offset);
-      continue;
-    }
     std::vector<uint8_t> bytes;
     bool found = false;
-    if (mwrt_status st = readPart(file, static_cast<int>(i), bytes, found))
+    const SafeTensorsFile::Tensor *inFile = nullptr;
+    if (d.placement == Placement::File) {
+      // Checked now, read when a fetch needs it.
+      inFile = file.find(d.name);
+      found = inFile != nullptr;
+      if (found && (inFile->dtype != d.dtype || inFile->shape != d.shape))
+        return setError(MWRT_INVALID_ARGUMENT,
+                        path + ": tensor '" + d.name + "' is " +
+                            typeText(inFile->dtype, inFile->shape) +
+                            ", but the plan's " + roleName(d.role) + " '" +
+                            d.name + "' is " + typeText(d.dtype, d.shape));
+    } else if (mwrt_status st =
+                   readPart(file, static_cast<int>(i), bytes, found)) {
       return st;
+    }
     if (!found) {
       if (weights && d.role == Role::Param)
         return setError(MWRT_NOT_FOUND,
@@ -928,7 +922,10 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
                       path + ": tensor '" + d.name + "' is also in the "
                              "weights file " + weightsSource[i] +
                              "; a tensor comes from one file only");
-    bind.emplace_back(static_cast<int>(i), std::move(bytes));
+    if (inFile)
+      fileBind.emplace_back(static_cast<int>(i), inFile->offset);
+    else
+      bind.emplace_back(static_cast<int>(i), std::move(bytes));
   }
   if (!fileBind.empty()) {
     auto opened = std::make_shared<OffloadFile>();
