@@ -748,6 +748,11 @@ mwrt_status SessionImpl::ensureFileWeights() {
         return setError(MWRT_INVALID_ARGUMENT,
                         "offload path " + dir + ": cannot create " +
                             dir.substr(0, at) + ": " + std::strerror(errno));
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "offload path " + dir + " is not a directory (the plan's "
+                    "File weights are written there without --weights)");
   std::string path =
       dir + "/" + (p.function().empty() ? "plan" : p.function()) +
       ".weights.safetensors";
