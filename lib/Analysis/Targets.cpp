@@ -24,31 +24,53 @@ using namespace mlir::mw;
 /// the marketed figure in decimal bytes (N GB = N * 10^9), the compute the
 /// vendor's dense (not 2:4 sparse) 16-bit tensor-core peak (fp16 on V100,
 /// which has no bf16), the bandwidth the datasheet's, SXM parts where there
-/// are several. docs/memory-report.md lists them.
+/// are several. docs/memory-report.md lists them. `v100` is V100-32GB under
+/// the short name of the roofline targets (issue 18); `a6000` is the A6000
+/// row (names are case-insensitive).
+///
+/// The host link (what --mw-offload streams weights over) is each device's
+/// PCIe x16 link from pinned host memory, the effective host-to-device rate
+/// (about 80% of the theoretical one after encoding and packet overhead,
+/// what cudaMemcpy from cudaHostAlloc memory reaches):
+///   PCIe 3.0 x16: 15.75 GB/s theoretical (8 GT/s, 128b/130b) -> 12 GB/s
+///                 (V100)
+///   PCIe 4.0 x16: 31.5 GB/s theoretical (16 GT/s)             -> 25 GB/s
+///                 (A100, RTX4090, A6000, L40S)
+///   PCIe 5.0 x16: 63 GB/s theoretical (32 GT/s)               -> 50 GB/s
+///                 (H100, H200, B200's host link)
+/// cpu: the "device" is host memory too, so a copy is one thread's memcpy
+/// of a large buffer, nominally 10 GB/s (the runtime's copy thread).
+static constexpr double kPcie3 = 12e9, kPcie4 = 25e9, kPcie5 = 50e9;
 static const Target kTargets[] = {
-    {"h200", 989e12, 4.8e12, 141'000'000'000, true, "H200 SXM, 141 GB HBM3e"},
-    {"h100", 989e12, 3.35e12, 80'000'000'000, true, "H100 SXM, 80 GB HBM3"},
-    {"a100", 312e12, 2.0e12, 80'000'000'000, true, "A100 SXM, 80 GB HBM2e"},
+    {"h200", 989e12, 4.8e12, 141'000'000'000, true, "H200 SXM, 141 GB HBM3e",
+     kPcie5},
+    {"h100", 989e12, 3.35e12, 80'000'000'000, true, "H100 SXM, 80 GB HBM3",
+     kPcie5},
+    {"a100", 312e12, 2.0e12, 80'000'000'000, true, "A100 SXM, 80 GB HBM2e",
+     kPcie4},
+    {"v100", 125e12, 900e9, 32'000'000'000, false,
+     "Tesla V100 SXM2, 32 GB HBM2 (as V100-32GB)", kPcie3},
     {"V100-16GB", 125e12, 900e9, 16'000'000'000, false,
-     "Tesla V100 SXM2, 16 GB HBM2"},
+     "Tesla V100 SXM2, 16 GB HBM2", kPcie3},
     {"RTX4090", 165.2e12, 1008e9, 24'000'000'000, true,
-     "GeForce RTX 4090, 24 GB GDDR6X"},
+     "GeForce RTX 4090, 24 GB GDDR6X", kPcie4},
     {"V100-32GB", 125e12, 900e9, 32'000'000'000, false,
-     "Tesla V100 SXM2, 32 GB HBM2"},
+     "Tesla V100 SXM2, 32 GB HBM2", kPcie3},
     {"A100-40GB", 312e12, 1555e9, 40'000'000'000, true,
-     "A100 SXM4, 40 GB HBM2"},
+     "A100 SXM4, 40 GB HBM2", kPcie4},
     {"A6000", 154.8e12, 768e9, 48'000'000'000, true,
-     "RTX A6000, 48 GB GDDR6"},
-    {"L40S", 362.05e12, 864e9, 48'000'000'000, true, "L40S, 48 GB GDDR6"},
+     "RTX A6000, 48 GB GDDR6", kPcie4},
+    {"L40S", 362.05e12, 864e9, 48'000'000'000, true, "L40S, 48 GB GDDR6",
+     kPcie4},
     {"A100-80GB", 312e12, 2039e9, 80'000'000'000, true,
-     "A100 SXM4, 80 GB HBM2e"},
+     "A100 SXM4, 80 GB HBM2e", kPcie4},
     {"H100-80GB", 989e12, 3.35e12, 80'000'000'000, true,
-     "H100 SXM5, 80 GB HBM3"},
+     "H100 SXM5, 80 GB HBM3", kPcie5},
     {"H200-141GB", 989e12, 4.8e12, 141'000'000'000, true,
-     "H200 SXM, 141 GB HBM3e"},
+     "H200 SXM, 141 GB HBM3e", kPcie5},
     {"B200-192GB", 2250e12, 8e12, 192'000'000'000, true,
-     "B200, 192 GB HBM3e"},
-    {"cpu", 1e12, 1e11, 0, true, "a nominal server socket"}};
+     "B200, 192 GB HBM3e", kPcie5},
+    {"cpu", 1e12, 1e11, 0, true, "a nominal server socket", 10e9}};
 
 ArrayRef<Target> mlir::mw::getTargets() { return kTargets; }
 

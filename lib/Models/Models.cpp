@@ -1,6 +1,6 @@
 //===- Models.cpp - Model generators for Memwall --------------------------===//
 //
-// Emits the forward step of MLP, GPT-2, Llama and BERT models as mw IR. Every
+// Emits the forward step of MLP, GPT-2, Llama, BERT and OPT models as mw IR. Every
 // parameter is a function argument (nothing is materialized, so GPT-3 175B
 // builds in milliseconds); arguments are declared first, in the order of the
 // HuggingFace state dict, then the body is built op by op. Weights keep the
@@ -38,7 +38,7 @@ using namespace mlir::mw::models;
 //===----------------------------------------------------------------------===//
 
 static constexpr Family kFamilies[] = {Family::Mlp, Family::Gpt, Family::Llama,
-                                       Family::Bert};
+                                       Family::Bert, Family::Opt};
 
 StringRef mlir::mw::models::stringifyFamily(Family family) {
   switch (family) {
@@ -50,6 +50,8 @@ StringRef mlir::mw::models::stringifyFamily(Family family) {
     return "llama";
   case Family::Bert:
     return "bert";
+  case Family::Opt:
+    return "opt";
   }
   llvm_unreachable("unknown family");
 }
@@ -169,6 +171,10 @@ ArrayRef<Preset> mlir::mw::models::getPresets() {
        transformer(Family::Bert, 12, 768, 12, 3072, 512, 1, 30522)},
       {"bert-large", "BERT large uncased, masked LM (335M)",
        transformer(Family::Bert, 24, 1024, 16, 4096, 512, 1, 30522)},
+      {"opt-tiny", "OPT shaped, tiny",
+       transformer(Family::Opt, 2, 64, 4, 256, 32, 2, 256)},
+      {"opt-30b-shaped", "OPT-30B dimensions (29.97B)",
+       transformer(Family::Opt, 48, 7168, 56, 28672, 2048, 1, 50272)},
   };
   return presets;
 }
@@ -247,8 +253,8 @@ private:
 };
 } // namespace
 
-/// Parameters of one GPT-2 or BERT block: QKV and output projections with
-/// biases, a two-layer MLP with biases and two LayerNorms.
+/// Parameters of one GPT-2, BERT or OPT block: QKV and output projections
+/// with biases, a two-layer MLP with biases and two LayerNorms.
 static CheckedInt encoderBlockParams(CheckedInt d, CheckedInt f) {
   return CheckedInt(4) * d * d + CheckedInt(2) * d * f + f + CheckedInt(9) * d;
 }
@@ -268,6 +274,7 @@ static CheckedInt paramCount(const ModelConfig &c) {
     return total;
   }
   case Family::Gpt:
+  case Family::Opt:
     return v * d + s * d + l * encoderBlockParams(d, f) + CheckedInt(2) * d;
   case Family::Llama:
     return CheckedInt(2) * v * d +
@@ -318,8 +325,10 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
   if (c.rotary && c.family != Family::Llama)
     return fail("--rotary applies only to the llama family, not " +
                 stringifyFamily(c.family));
-  if (c.logits && c.family != Family::Gpt && c.family != Family::Llama)
-    return fail("--logits applies only to the gpt and llama families, not " +
+  if (c.logits && c.family != Family::Gpt && c.family != Family::Llama &&
+      c.family != Family::Opt)
+    return fail("--logits applies only to the gpt, llama and opt families, "
+                "not " +
                 stringifyFamily(c.family));
   if (isMlp && c.attention != AttentionKind::Fused)
     return fail("--attention applies only to the gpt, llama and bert "
@@ -402,6 +411,16 @@ public:
 
   void param(const Twine &name, ArrayRef<int64_t> shape) {
     declare(name, shape, elem, Role::param);
+  }
+  /// A Linear layer's `PREFIX.weight` [out, in] and `PREFIX.bias` [out].
+  void linearParams(const Twine &prefix, int64_t in, int64_t out) {
+    param(prefix + ".weight", {out, in});
+    param(prefix + ".bias", {out});
+  }
+  /// A LayerNorm's `PREFIX.weight` and `PREFIX.bias`, [width].
+  void normParams(const Twine &prefix, int64_t width) {
+    param(prefix + ".weight", {width});
+    param(prefix + ".bias", {width});
   }
   void declare(const Twine &name, ArrayRef<int64_t> shape, Type type,
                Role role) {
@@ -565,6 +584,7 @@ public:
     return b.create<GeluOp>(loc, x, approximation);
   }
   Value silu(Value x) { return b.create<SiluOp>(loc, x); }
+  Value relu(Value x) { return b.create<ReluOp>(loc, x); }
 
   /// Attention over [B, H, S, Dh] heads with the default 1/sqrt(Dh) scale,
   /// fused or unfused as the config asks.
@@ -995,12 +1015,10 @@ static OwningOpRef<ModuleOp> buildBert(ForwardBuilder &fb,
   int64_t d = c.hidden, f = c.ffn;
   constexpr double kEpsilon = 1e-12;
   auto linearParams = [&](const std::string &prefix, int64_t in, int64_t out) {
-    fb.param(prefix + ".weight", {out, in});
-    fb.param(prefix + ".bias", {out});
+    fb.linearParams(prefix, in, out);
   };
   auto normParams = [&](const std::string &prefix) {
-    fb.param(prefix + ".weight", {d});
-    fb.param(prefix + ".bias", {d});
+    fb.normParams(prefix, d);
   };
   fb.param("bert.embeddings.word_embeddings.weight", {c.vocab, d});
   fb.param("bert.embeddings.position_embeddings.weight", {c.seq, d});
@@ -1069,6 +1087,100 @@ static OwningOpRef<ModuleOp> buildBert(ForwardBuilder &fb,
 }
 
 //===----------------------------------------------------------------------===//
+// OPT
+//===----------------------------------------------------------------------===//
+
+/// HuggingFace OPTForCausalLM (do_layer_norm_before, as every OPT but 350m;
+/// word_embed_proj_dim = hidden, so no project_in/out): x = embed_tokens[t] +
+/// embed_positions; per layer x = x + out_proj(attn(self_attn_layer_norm(x)))
+/// and x = x + fc2(relu(fc1(final_layer_norm(x)))); logits =
+/// final_layer_norm(x) @ embed_tokens^T (lm_head is tied). LayerNorm eps 1e-5;
+/// Linear weights are [out, in] with biases, applied as x @ W^T + b. HF's
+/// OPTLearnedPositionalEmbedding has seq + 2 rows and reads row p + 2 for
+/// position p (a fairseq offset); here the table has seq rows and position p
+/// reads row p: the same model with the two unused rows dropped (a
+/// checkpoint's table loads with its first two rows cut). The parameters, in
+/// the order of OPTForCausalLM's state dict (without the tied lm_head).
+static void declareOptParams(ForwardBuilder &fb, const ModelConfig &c) {
+  int64_t d = c.hidden, f = c.ffn;
+  auto linear = [&](const std::string &prefix, int64_t in, int64_t out) {
+    fb.linearParams(prefix, in, out);
+  };
+  auto norm = [&](const std::string &prefix) { fb.normParams(prefix, d); };
+  fb.param("model.decoder.embed_tokens.weight", {c.vocab, d});
+  fb.param("model.decoder.embed_positions.weight", {c.seq, d});
+  norm("model.decoder.final_layer_norm");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string l = ("model.decoder.layers." + Twine(i) + ".").str();
+    linear(l + "self_attn.k_proj", d, d);
+    linear(l + "self_attn.v_proj", d, d);
+    linear(l + "self_attn.q_proj", d, d);
+    linear(l + "self_attn.out_proj", d, d);
+    norm(l + "self_attn_layer_norm");
+    linear(l + "fc1", d, f);
+    linear(l + "fc2", f, d);
+    norm(l + "final_layer_norm");
+  }
+}
+
+static constexpr double kOptEpsilon = 1e-5;
+
+/// One OPT decoder layer on x [B, T, D]; `attend` computes attention from
+/// the [B, T, D] queries, keys and values (split into heads by the caller's
+/// convention) and returns the merged [B, T, D] result before out_proj.
+template <typename Attend>
+static Value optLayer(ForwardBuilder &fb, int64_t i, Value x, Attend attend) {
+  auto linear = [&](Value v, const std::string &prefix) {
+    return fb.add(
+        fb.matmul(v, fb.arg(prefix + ".weight"), /*transposeRhs=*/true),
+        fb.arg(prefix + ".bias"));
+  };
+  auto norm = [&](Value v, const std::string &prefix) {
+    return fb.layerNorm(v, fb.arg(prefix + ".weight"),
+                        fb.arg(prefix + ".bias"), kOptEpsilon);
+  };
+  std::string l = ("model.decoder.layers." + Twine(i) + ".").str();
+  fb.scope(l + "self_attn");
+  Value h = norm(x, l + "self_attn_layer_norm");
+  Value q = linear(h, l + "self_attn.q_proj");
+  Value k = linear(h, l + "self_attn.k_proj");
+  Value v = linear(h, l + "self_attn.v_proj");
+  Value a = linear(attend(q, k, v), l + "self_attn.out_proj");
+  x = fb.add(x, a);
+
+  fb.scope(l + "mlp");
+  h = norm(x, l + "final_layer_norm");
+  Value m = fb.relu(linear(h, l + "fc1"));
+  return fb.add(x, linear(m, l + "fc2"));
+}
+
+static OwningOpRef<ModuleOp> buildOpt(ForwardBuilder &fb,
+                                      const ModelConfig &c) {
+  declareOptParams(fb, c);
+  declareTokensAndLabels(fb, c);
+  createForward(fb, c);
+
+  fb.scope("model.decoder.embed_tokens");
+  Value tokens = fb.embedding(fb.arg("model.decoder.embed_tokens.weight"),
+                              fb.arg("tokens"));
+  Value x = fb.add(tokens, fb.arg("model.decoder.embed_positions.weight"));
+  for (int64_t i = 0; i < c.layers; ++i)
+    x = optLayer(fb, i, x, [&](Value q, Value k, Value v) {
+      Value a = fb.attention(splitHeads(fb, c, q), splitHeads(fb, c, k),
+                             splitHeads(fb, c, v), /*causal=*/true);
+      return mergeHeads(fb, c, a);
+    });
+
+  fb.scope("lm_head");
+  Value xf = fb.layerNorm(x, fb.arg("model.decoder.final_layer_norm.weight"),
+                          fb.arg("model.decoder.final_layer_norm.bias"),
+                          kOptEpsilon);
+  Value logits = fb.matmul(xf, fb.arg("model.decoder.embed_tokens.weight"),
+                           /*transposeRhs=*/true);
+  return finishForward(fb, c, logits);
+}
+
+//===----------------------------------------------------------------------===//
 // Inference steps over a paged KV cache (docs/inference.md)
 //===----------------------------------------------------------------------===//
 
@@ -1107,9 +1219,10 @@ LogicalResult mlir::mw::models::resolveInference(const ModelConfig &c,
     error = message.str();
     return failure();
   };
-  if (c.family != Family::Gpt && c.family != Family::Llama)
-    return fail("--inference applies only to the gpt and llama families, "
-                "not " +
+  if (c.family != Family::Gpt && c.family != Family::Llama &&
+      c.family != Family::Opt)
+    return fail("--inference applies only to the gpt, llama and opt "
+                "families, not " +
                 stringifyFamily(c.family));
   if (c.logits)
     return fail("--inference emits @prefill and @decode; --logits is for "
@@ -1130,7 +1243,9 @@ LogicalResult mlir::mw::models::resolveInference(const ModelConfig &c,
   if (ic.maxSeq > c.seq)
     return fail("--max-seq " + Twine(ic.maxSeq) + " is longer than --seq " +
                 Twine(c.seq) + ", the positions the model has (" +
-                (c.family == Family::Gpt ? "wpe's rows" : "the rotary tables") +
+                (c.family == Family::Gpt   ? "wpe's rows"
+                 : c.family == Family::Opt ? "embed_positions's rows"
+                                           : "the rotary tables") +
                 ")");
   if (!ic.promptLen)
     ic.promptLen = ic.maxSeq;
@@ -1206,6 +1321,8 @@ public:
     int64_t dh = c.hidden / c.heads;
     if (c.family == Family::Gpt)
       declareGptParams(fb, c);
+    else if (c.family == Family::Opt)
+      declareOptParams(fb, c);
     else
       declareLlamaParams(fb, c);
     auto cacheType =
@@ -1230,7 +1347,9 @@ public:
     fb.createFunction(name, results);
 
     SmallVector<Value> outs;
-    outs.push_back(c.family == Family::Gpt ? gpt() : llama());
+    outs.push_back(c.family == Family::Gpt   ? gpt()
+                   : c.family == Family::Opt ? opt()
+                                             : llama());
     outs.append(caches.begin(), caches.end());
     caches.clear();
     fb.finishFunction(outs);
@@ -1238,10 +1357,14 @@ public:
 
 private:
   std::string layerPrefix(int64_t i) const {
-    return c.family == Family::Gpt ? ("h." + Twine(i) + ".attn.").str()
-                                   : ("model.layers." + Twine(i) +
-                                      ".self_attn.")
-                                         .str();
+    switch (c.family) {
+    case Family::Gpt:
+      return ("h." + Twine(i) + ".attn.").str();
+    case Family::Opt:
+      return ("model.decoder.layers." + Twine(i) + ".self_attn.").str();
+    default:
+      return ("model.layers." + Twine(i) + ".self_attn.").str();
+    }
   }
 
   /// [B, T, D] -> [B, H, T, Dh].
@@ -1317,6 +1440,28 @@ private:
     Value xf = fb.layerNorm(lastToken(x), fb.arg("ln_f.weight"),
                             fb.arg("ln_f.bias"), kGptEpsilon);
     return fb.matmul(xf, fb.arg("wte"), /*transposeRhs=*/true);
+  }
+
+  /// OPT as buildOpt, over T tokens at the given positions.
+  Value opt() {
+    fb.scope("model.decoder.embed_tokens");
+    Value x = fb.add(
+        fb.embedding(fb.arg("model.decoder.embed_tokens.weight"),
+                     fb.arg("tokens")),
+        fb.embedding(fb.arg("model.decoder.embed_positions.weight"),
+                     fb.arg("positions")));
+    for (int64_t i = 0; i < c.layers; ++i)
+      x = optLayer(fb, i, x, [&](Value q, Value k, Value v) {
+        return mergeHeads(attend(i, splitHeads(q), splitHeads(k),
+                                 splitHeads(v)));
+      });
+    fb.scope("lm_head");
+    Value xf = fb.layerNorm(lastToken(x),
+                            fb.arg("model.decoder.final_layer_norm.weight"),
+                            fb.arg("model.decoder.final_layer_norm.bias"),
+                            kOptEpsilon);
+    return fb.matmul(xf, fb.arg("model.decoder.embed_tokens.weight"),
+                     /*transposeRhs=*/true);
   }
 
   /// Llama as buildLlama; rotary angles are gathered at the positions.
@@ -1442,6 +1587,8 @@ mlir::mw::models::buildModel(MLIRContext &context, const ModelConfig &config) {
     return buildLlama(fb, config);
   case Family::Bert:
     return buildBert(fb, config);
+  case Family::Opt:
+    return buildOpt(fb, config);
   }
   llvm_unreachable("unknown family");
 }

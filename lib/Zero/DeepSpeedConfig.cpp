@@ -1511,12 +1511,15 @@ void Checker::checkOffload() {
   OffloadOptimizerConfig &o = cfg.offloadOptimizer;
   if (p.present) {
     StringRef s = "zero_optimization.offload_param";
-    if (p.device.value != OffloadDevice::None && stage != 3)
+    if (p.device.value != OffloadDevice::None && stage != 3 &&
+        !facts.inference)
       report(Severity::Warning, (s + ".device").str(), p.device,
              "has no effect: parameter offload is valid only with ZeRO stage "
              "3 (stage is " +
                  Twine(stage) + "); nothing is offloaded");
-    if (p.device.value == OffloadDevice::NVMe && p.nvmePath.value.empty())
+    // --mw-offload's path= may give it instead; the pass checks.
+    if (p.device.value == OffloadDevice::NVMe && p.nvmePath.value.empty() &&
+        !facts.inference)
       report(Severity::Error, (s + ".nvme_path").str(), p.device,
              "device nvme needs nvme_path");
     if (p.device.value == OffloadDevice::None) {
@@ -1525,7 +1528,9 @@ void Checker::checkOffload() {
     }
     if (p.device.value != OffloadDevice::NVMe) {
       std::string why = "used only when device is nvme";
-      noEffect((s + ".buffer_count").str(), p.bufferCount, why);
+      // --mw-offload: the prefetch depth on either device.
+      if (!facts.inference)
+        noEffect((s + ".buffer_count").str(), p.bufferCount, why);
       noEffect((s + ".buffer_size").str(), p.bufferSize, why);
       noEffect((s + ".max_in_cpu").str(), p.maxInCpu, why);
       if (p.device.value == OffloadDevice::CPU)
@@ -1600,6 +1605,12 @@ void Checker::checkActivationCheckpointing() {
 SmallVector<ConfigDiagnostic, 4>
 memwall::zero::checkZeroConfig(ZeroConfig &config, const ModelFacts &facts) {
   Checker checker{config, facts, {}};
+  // An inference step has no batch arithmetic, stage, precision or
+  // optimizer to check against: only the offload of its weights.
+  if (facts.inference) {
+    checker.checkOffload();
+    return std::move(checker.diags);
+  }
   checker.checkBatch();
   checker.checkZero();
   checker.checkPrecision();
@@ -1680,6 +1691,42 @@ memwall::zero::parseDeepSpeedConfig(StringRef text, StringRef fileName,
 //===----------------------------------------------------------------------===//
 // Host-resident bytes
 //===----------------------------------------------------------------------===//
+
+SmallVector<ConfigDiagnostic, 2>
+memwall::zero::inferenceOffloadOf(const ZeroConfig &config,
+                                  InferenceOffload &out) {
+  SmallVector<ConfigDiagnostic, 2> diags;
+  const OffloadParamConfig &p = config.offloadParam;
+  if (!p.present)
+    return diags;
+  StringRef s = "zero_optimization.offload_param";
+  switch (p.device.value) {
+  case OffloadDevice::None:
+    if (p.device.origin == Origin::Given)
+      diags.push_back({Severity::Error, (s + ".device").str(),
+                       "is none: there is nothing to offload (cpu or nvme)",
+                       p.device.line, p.device.column});
+    break;
+  case OffloadDevice::CPU:
+    out.weights = "cpu";
+    break;
+  case OffloadDevice::NVMe:
+    out.weights = "nvme";
+    if (!p.nvmePath.value.empty())
+      out.path = p.nvmePath.value;
+    break;
+  }
+  if (p.bufferCount.origin == Origin::Given) {
+    if (p.bufferCount.value < 1)
+      diags.push_back({Severity::Error, (s + ".buffer_count").str(),
+                       "must be >= 1 (the prefetch depth is buffer_count - 1), "
+                       "got " + std::to_string(p.bufferCount.value),
+                       p.bufferCount.line, p.bufferCount.column});
+    else
+      out.prefetch = p.bufferCount.value - 1;
+  }
+  return diags;
+}
 
 HostResidentBytes
 memwall::zero::computeHostResidentBytes(const ZeroConfig &config,

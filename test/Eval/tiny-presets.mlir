@@ -5,6 +5,9 @@
 // RUN: mw-models llama --preset llama-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models llama --preset llama-tiny --rotary | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models bert --preset bert-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
+// RUN: mw-models opt --preset opt-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
+// RUN: mw-models opt --preset opt-tiny --dtype bf16 | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
+// RUN: mw-models opt --preset opt-tiny --train | mw-eval - --entry train_step --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models mlp --preset mlp-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=MLP
 // RUN: mw-models gpt --preset gpt2-tiny --dtype bf16 | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models llama --preset llama-tiny --dtype f16 | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ

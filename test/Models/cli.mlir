@@ -24,6 +24,7 @@
 // HELP-NEXT: gpt
 // HELP-NEXT: llama
 // HELP-NEXT: bert
+// HELP-NEXT: opt
 // HELP: PRESETS
 // HELP-NEXT: mlp-tiny
 // HELP-NEXT: gpt2-tiny
@@ -37,6 +38,8 @@
 // HELP-NEXT: bert-tiny
 // HELP-NEXT: bert-base
 // HELP-NEXT: bert-large
+// HELP-NEXT: opt-tiny
+// HELP-NEXT: opt-30b-shaped
 // HELP: OUTPUT:
 //
 // RUN: mw-models --list-presets | FileCheck %s --check-prefix=LIST
@@ -52,13 +55,20 @@
 // LIST-NEXT: bert-tiny         bert             123200 params  layers=2 hidden=64 heads=4 head_dim=16 ffn=256 seq=32 batch=2 vocab=256
 // LIST-NEXT: bert-base         bert          109514298 params  layers=12 hidden=768 heads=12 head_dim=64 ffn=3072 seq=512 batch=1 vocab=30522
 // LIST-NEXT: bert-large        bert          335174458 params  layers=24 hidden=1024 heads=16 head_dim=64 ffn=4096 seq=512 batch=1 vocab=30522
+// LIST-NEXT: opt-tiny          opt              118528 params  layers=2 hidden=64 heads=4 head_dim=16 ffn=256 seq=32 batch=2 vocab=256
+// LIST-NEXT: opt-30b-shaped    opt         29974525952 params  layers=48 hidden=7168 heads=56 head_dim=128 ffn=28672 seq=2048 batch=1 vocab=50272
 //
 // With a family, only its presets.
 // RUN: mw-models llama --list-presets | FileCheck %s --check-prefix=LLAMA
-// LLAMA-NOT:  {{mlp|gpt|bert}}
+// LLAMA-NOT:  {{mlp|gpt|bert|opt}}
 // LLAMA:      llama-tiny
 // LLAMA-NEXT: llama-7b-shaped
-// LLAMA-NOT:  {{mlp|gpt|bert}}
+// LLAMA-NOT:  {{mlp|gpt|bert|opt}}
+// RUN: mw-models opt --list-presets | FileCheck %s --check-prefix=OPT
+// OPT-NOT:  {{mlp|gpt|bert|llama}}
+// OPT:      opt-tiny
+// OPT-NEXT: opt-30b-shaped
+// OPT-NOT:  {{mlp|gpt|bert|llama}}
 //
 // Without --preset the family's tiny preset gives the defaults; flags
 // override a preset.

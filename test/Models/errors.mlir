@@ -17,12 +17,12 @@
 // CLASSES: mw-models: error: --classes must be positive, got 0
 //
 // RUN: not mw-models transformer 2>&1 | FileCheck %s --check-prefix=FAMILY
-// FAMILY: mw-models: error: unknown family 'transformer'; valid families: mlp, gpt, llama, bert
+// FAMILY: mw-models: error: unknown family 'transformer'; valid families: mlp, gpt, llama, bert, opt
 // RUN: not mw-models 2>&1 | FileCheck %s --check-prefix=NOFAMILY
-// NOFAMILY: mw-models: error: no family given; usage: mw-models FAMILY [options] (valid families: mlp, gpt, llama, bert; see --help)
+// NOFAMILY: mw-models: error: no family given; usage: mw-models FAMILY [options] (valid families: mlp, gpt, llama, bert, opt; see --help)
 //
 // RUN: not mw-models gpt --preset gpt4 2>&1 | FileCheck %s --check-prefix=PRESET
-// PRESET: mw-models: error: unknown preset 'gpt4'; valid presets: mlp-tiny, gpt2-tiny, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-175b, llama-tiny, llama-7b-shaped, bert-tiny, bert-base, bert-large
+// PRESET: mw-models: error: unknown preset 'gpt4'; valid presets: mlp-tiny, gpt2-tiny, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-175b, llama-tiny, llama-7b-shaped, bert-tiny, bert-base, bert-large, opt-tiny, opt-30b-shaped
 // RUN: not mw-models bert --preset gpt2-small 2>&1 | FileCheck %s --check-prefix=WRONGFAMILY
 // WRONGFAMILY: mw-models: error: preset 'gpt2-small' is a gpt model, not bert
 //

@@ -40,7 +40,7 @@
 
 // Bad options: one message each, exit 1 (bad values) or a usage error.
 // RUN: not mw-models bert --inference 2>&1 | FileCheck %s --check-prefix=BERT
-// BERT: error: --inference applies only to the gpt and llama families, not bert
+// BERT: error: --inference applies only to the gpt, llama and opt families, not bert
 // RUN: not mw-models gpt --inference --max-seq 64 2>&1 | FileCheck %s --check-prefix=SEQ
 // SEQ: error: --max-seq 64 is longer than --seq 32, the positions the model has (wpe's rows)
 // RUN: not mw-models gpt --inference --prompt-len 20 --max-seq 16 2>&1 | FileCheck %s --check-prefix=PROMPT
@@ -60,7 +60,7 @@
 // RUN: not mw-models gpt --inference --train 2>&1 | FileCheck %s --check-prefix=TRAIN
 // TRAIN: error: --inference and --train emit different steps; choose one
 // RUN: not mw-models bert --logits 2>&1 | FileCheck %s --check-prefix=LOGITS
-// LOGITS: error: --logits applies only to the gpt and llama families, not bert
+// LOGITS: error: --logits applies only to the gpt, llama and opt families, not bert
 
 // Bufferized and planned, both steps compute what they computed before (the
 // caches in place: persistent counts them once).
@@ -81,6 +81,7 @@
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family gpt --mw-run | FileCheck %s --check-prefixes=F32,PLAN
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama | FileCheck %s --check-prefix=F32
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --mw-run | FileCheck %s --check-prefix=F32
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family opt --mw-run | FileCheck %s --check-prefixes=F32,PLAN
 // F32: kv=f32 steps=18 max_rel_err=0.000e+00 argmax_agree=18/18
 // PLAN: mw-run decode step: 5 outputs equal mw-eval's bit for bit
 // A block table pointing outside the cache (48 blocks) fails the step.

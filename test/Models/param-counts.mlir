@@ -45,6 +45,16 @@
 // RUN: mw-models bert --preset bert-large | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=BERT-LARGE
 // BERT-LARGE: "param_count": 335174458,
 
+// OPT: the GPT-2 closed form (tied lm_head; embed_positions has S rows, not
+// HF's S + 2). OPT-30B as published is 29.97B.
+// RUN: mw-models opt --preset opt-tiny | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=OPT-TINY
+// OPT-TINY: "param_count": 118528,
+// OPT-TINY: "op_count": 59,
+
+// RUN: mw-models opt --preset opt-30b-shaped | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=OPT-30B
+// OPT-30B: "param_count": 29974525952,
+// OPT-30B: "op_count": 1255,
+
 // Rotary embeddings add no parameters (the tables are constants).
 // RUN: mw-models llama --preset llama-tiny --rotary | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=LLAMA-ROPE
 // LLAMA-ROPE: "param_count": 133440,

@@ -151,6 +151,28 @@ TEST_F(MWTest, LossScalingOpsCost) {
   EXPECT_TRUE(succeeded(verify(*module)));
 }
 
+TEST_F(MWTest, FetchWritesTheDeviceCopyOnly) {
+  RankedTensorType bf16 = RankedTensorType::get({64, 192}, builder.getBF16Type());
+  func::FuncOp func = makeFunc({bf16});
+  func.setArgAttr(0, mw::MWDialect::kRoleAttrName,
+                  mw::RoleAttr::get(&ctx, mw::Role::param));
+  func.setArgAttr(0, mw::MWDialect::kOffloadAttrName,
+                  builder.getStringAttr("cpu"));
+  Location loc = builder.getUnknownLoc();
+  // Host memory is not the device memory the roofline counts: 0 bytes read.
+  auto fetch = builder.create<mw::FetchOp>(loc, bf16, func.getArgument(0), 3);
+  auto cost = cast<mw::CostOpInterface>(fetch.getOperation());
+  EXPECT_EQ(cost.getFlops(), 0);
+  EXPECT_EQ(cost.getBytesRead(), 0);
+  EXPECT_EQ(cost.getBytesWritten(), 64 * 192 * 2);
+  auto wait =
+      builder.create<mw::WaitOp>(loc, bf16, fetch.getResult(), ValueRange());
+  EXPECT_EQ(cast<mw::CostOpInterface>(wait.getOperation()).getBytesWritten(),
+            0);
+  builder.create<func::ReturnOp>(loc);
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
 TEST_F(MWTest, BuildersInferResultTypes) {
   RankedTensorType x = f32({2, 3, 8});
   func::FuncOp func = makeFunc(

@@ -136,6 +136,68 @@ TEST(DeepSpeedConfig, DefaultsAreDeepSpeedsCode) {
   EXPECT_EQ(c.trainBatchSize.origin, Origin::Derived);
 }
 
+//===----------------------------------------------------------------------===//
+// ZeRO-Inference: offload_param for --mw-offload
+//===----------------------------------------------------------------------===//
+
+ModelFacts inferenceFacts() {
+  ModelFacts f;
+  f.hiddenSize = 64;
+  f.numParameters = 118528;
+  f.inference = true;
+  return f;
+}
+
+TEST(DeepSpeedConfig, InferenceOffloadOfTheSeedsConfig) {
+  // The seeds' ZeRO-Inference configuration, as written: no diagnostics.
+  DeepSpeedConfigResult r = parse(R"({"zero_optimization": {"stage": 3,
+      "offload_param": {"device": "cpu", "pin_memory": true},
+      "overlap_comm": true}})",
+                                  inferenceFacts());
+  EXPECT_TRUE(r.diagnostics.empty()) << allDiagnostics(r);
+  InferenceOffload o;
+  EXPECT_TRUE(inferenceOffloadOf(r.config, o).empty());
+  EXPECT_EQ(o.weights, std::optional<std::string>("cpu"));
+  EXPECT_FALSE(o.path);
+  EXPECT_FALSE(o.prefetch); // buffer_count not given: the pass's default
+}
+
+TEST(DeepSpeedConfig, InferenceOffloadToNvme) {
+  DeepSpeedConfigResult r = parse(R"({"zero_optimization": {
+      "offload_param": {"device": "nvme", "nvme_path": "/nvme",
+                        "buffer_count": 3}}})",
+                                  inferenceFacts());
+  EXPECT_TRUE(r.diagnostics.empty()) << allDiagnostics(r);
+  InferenceOffload o;
+  EXPECT_TRUE(inferenceOffloadOf(r.config, o).empty());
+  EXPECT_EQ(o.weights, std::optional<std::string>("nvme"));
+  EXPECT_EQ(o.path, std::optional<std::string>("/nvme"));
+  EXPECT_EQ(o.prefetch, std::optional<int64_t>(2));
+  // Without nvme_path the pass's path= may give it: no error here.
+  r = parse(R"({"zero_optimization": {"offload_param": {"device": "nvme"}}})",
+            inferenceFacts());
+  EXPECT_FALSE(r.hasErrors()) << allDiagnostics(r);
+  // A training step still needs it.
+  r = parse(R"({"zero_optimization": {"stage": 3,
+      "offload_param": {"device": "nvme"}}})");
+  EXPECT_DIAG(r, Error, "zero_optimization.offload_param.nvme_path",
+              "device nvme needs nvme_path");
+}
+
+TEST(DeepSpeedConfig, InferenceOffloadErrors) {
+  DeepSpeedConfigResult r = parse(R"({"zero_optimization": {
+      "offload_param": {"device": "none", "buffer_count": 0}}})",
+                                  inferenceFacts());
+  InferenceOffload o;
+  llvm::SmallVector<ConfigDiagnostic, 2> d = inferenceOffloadOf(r.config, o);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].keyPath, "zero_optimization.offload_param.device");
+  EXPECT_EQ(d[0].line, 2u);
+  EXPECT_EQ(d[1].keyPath, "zero_optimization.offload_param.buffer_count");
+  EXPECT_FALSE(o.weights);
+  EXPECT_FALSE(o.prefetch);
+}
+
 TEST(DeepSpeedConfig, OverlapCommDefaultDependsOnStage) {
   ModelFacts f = trainFacts();
   f.ranks = 4;

@@ -55,6 +55,7 @@ int64_t publishedClosedForm(const ModelConfig &c) {
   int64_t v = c.vocab, s = c.seq, d = c.hidden, l = c.layers, f = c.ffn;
   switch (c.family) {
   case Family::Gpt:
+  case Family::Opt:
     return v * d + s * d + l * (12 * d * d + 13 * d) + 2 * d;
   case Family::Llama:
     return 2 * v * d + l * (4 * d * d + 3 * d * f + 2 * d) + d;
@@ -69,14 +70,14 @@ int64_t publishedClosedForm(const ModelConfig &c) {
 
 TEST(ModelsTest, EveryPresetMatchesItsClosedForm) {
   MLIRContext ctx;
-  ASSERT_EQ(getPresets().size(), 12u);
+  ASSERT_EQ(getPresets().size(), 14u);
   for (const Preset &p : getPresets()) {
     SCOPED_TRACE(p.name.str());
     OwningOpRef<ModuleOp> module = buildOrFail(ctx, p.config);
     ASSERT_TRUE(module);
     EXPECT_EQ(countParams(*module), expectedParamCount(p.config));
     if (p.config.family != Family::Mlp) {
-      // Every preset of GPT-2 and BERT has F = 4*D, where the general form
+      // Every preset of GPT-2, BERT and OPT has F = 4*D, where the general form
       // reduces to the published one.
       if (p.config.family != Family::Llama) {
         EXPECT_EQ(p.config.ffn, 4 * p.config.hidden);
@@ -100,6 +101,10 @@ TEST(ModelsTest, PublishedParameterCounts) {
       {"llama-7b-shaped", 6738415616}, // Llama-2-7b
       {"bert-base", 109514298},        // BertForMaskedLM, bert-base-uncased
       {"bert-large", 335174458},       // BertForMaskedLM, bert-large-uncased
+      // 48 layers of 616,655,872, embed_tokens 50272 x 7168, 2048 positions
+      // and the final LayerNorm; HF's OPTForCausalLM has 2 x 7168 more (the
+      // two rows of its position offset, unused here).
+      {"opt-30b-shaped", 29974525952},
       {"mlp-tiny", 32 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10},
   };
   MLIRContext ctx;
@@ -136,7 +141,7 @@ TEST(ModelsTest, Gpt3BuildsQuickly) {
 TEST(ModelsTest, GeneralFfnAndDtypes) {
   MLIRContext ctx;
   for (Family family :
-       {Family::Mlp, Family::Gpt, Family::Llama, Family::Bert}) {
+       {Family::Mlp, Family::Gpt, Family::Llama, Family::Bert, Family::Opt}) {
     for (DType dtype : {DType::F32, DType::BF16, DType::F16}) {
       ModelConfig config = getDefaultConfig(family);
       config.dtype = dtype;
@@ -168,7 +173,8 @@ TEST(ModelsTest, RotaryAddsNoParameters) {
 
 TEST(ModelsTest, ArgumentsAndResultCarryRolesAndNames) {
   MLIRContext ctx;
-  for (StringRef name : {"mlp-tiny", "gpt2-tiny", "llama-tiny", "bert-tiny"}) {
+  for (StringRef name :
+       {"mlp-tiny", "gpt2-tiny", "llama-tiny", "bert-tiny", "opt-tiny"}) {
     SCOPED_TRACE(name.str());
     OwningOpRef<ModuleOp> module = buildOrFail(ctx, preset(name));
     ASSERT_TRUE(module);
@@ -204,7 +210,8 @@ TEST(ModelsTest, ArgumentsAndResultCarryRolesAndNames) {
 }
 
 TEST(ModelsTest, Deterministic) {
-  for (StringRef name : {"gpt2-tiny", "llama-tiny", "bert-tiny", "mlp-tiny"}) {
+  for (StringRef name :
+       {"gpt2-tiny", "llama-tiny", "bert-tiny", "mlp-tiny", "opt-tiny"}) {
     ModelConfig config = preset(name);
     config.rotary = config.family == Family::Llama;
     MLIRContext a, b;
@@ -268,13 +275,14 @@ TEST(ModelsTest, PresetsAndNames) {
   EXPECT_FALSE(lookupPreset("gpt4").has_value());
   for (const Preset &p : getPresets())
     EXPECT_EQ(lookupPreset(p.name), p.config);
-  for (Family f : {Family::Mlp, Family::Gpt, Family::Llama, Family::Bert}) {
+  for (Family f : {Family::Mlp, Family::Gpt, Family::Llama, Family::Bert,
+                   Family::Opt}) {
     EXPECT_EQ(parseFamily(stringifyFamily(f)), f);
     EXPECT_EQ(getDefaultConfig(f).family, f);
   }
   EXPECT_EQ(getDefaultConfig(Family::Gpt), preset("gpt2-tiny"));
   EXPECT_FALSE(parseFamily("gpt2").has_value());
-  EXPECT_EQ(listFamilyNames(), "mlp, gpt, llama, bert");
+  EXPECT_EQ(listFamilyNames(), "mlp, gpt, llama, bert, opt");
   for (DType d : {DType::F32, DType::BF16, DType::F16})
     EXPECT_EQ(parseDType(stringifyDType(d)), d);
   EXPECT_EQ(formatFlags(preset("gpt2-tiny")),
@@ -283,7 +291,7 @@ TEST(ModelsTest, PresetsAndNames) {
   // Big presets run one sequence per step.
   for (StringRef name : {"gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl",
                          "gpt3-175b", "llama-7b-shaped", "bert-base",
-                         "bert-large"})
+                         "bert-large", "opt-30b-shaped"})
     EXPECT_EQ(preset(name).batch, 1) << name.str();
 }
 

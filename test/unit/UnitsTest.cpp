@@ -77,4 +77,27 @@ TEST(Targets, NamedDevicesCoverTheMemoryClasses) {
   EXPECT_EQ(lookupTarget("tpu"), nullptr);
 }
 
+TEST(Targets, ShortNamesAndHostLinks) {
+  // v100 is V100-32GB's figures; a6000 finds the A6000 row.
+  const Target *v100 = lookupTarget("v100");
+  ASSERT_NE(v100, nullptr);
+  const Target *v100Row = lookupTarget("V100-32GB");
+  EXPECT_EQ(v100->memoryBytes, v100Row->memoryBytes);
+  EXPECT_EQ(v100->flopsPerSecond, v100Row->flopsPerSecond);
+  EXPECT_EQ(v100->bytesPerSecond, v100Row->bytesPerSecond);
+  EXPECT_FALSE(v100->hasBf16);
+  ASSERT_NE(lookupTarget("a6000"), nullptr);
+  EXPECT_EQ(lookupTarget("a6000")->memoryBytes, 48'000'000'000);
+  // Effective pinned host-to-device rates of PCIe 3.0, 4.0 and 5.0 x16.
+  EXPECT_EQ(v100->hostLinkBytesPerSecond, 12e9);
+  EXPECT_EQ(lookupTarget("V100-16GB")->hostLinkBytesPerSecond, 12e9);
+  EXPECT_EQ(lookupTarget("a100")->hostLinkBytesPerSecond, 25e9);
+  EXPECT_EQ(lookupTarget("a6000")->hostLinkBytesPerSecond, 25e9);
+  EXPECT_EQ(lookupTarget("h100")->hostLinkBytesPerSecond, 50e9);
+  EXPECT_EQ(lookupTarget("h200")->hostLinkBytesPerSecond, 50e9);
+  // Every target has one.
+  for (const Target &t : getTargets())
+    EXPECT_GT(t.hostLinkBytesPerSecond, 0) << t.name.str();
+}
+
 } // namespace

@@ -58,7 +58,7 @@ cl::opt<int64_t> ffn("ffn", cl::value_desc("F"),
                      cl::cat(category));
 cl::opt<int64_t> seq("seq", cl::value_desc("S"),
                      cl::desc("Sequence length, also the number of learned "
-                              "positions of gpt and bert (not mlp)"),
+                              "positions of gpt, bert and opt (not mlp)"),
                      cl::cat(category));
 cl::opt<int64_t> batch("batch", cl::value_desc("B"), cl::desc("Batch size"),
                        cl::cat(category));
@@ -83,7 +83,7 @@ cl::opt<bool> rotary(
              "(cos/sin tables as [S, Dh/2] mw.constant ops)"),
     cl::cat(category));
 cl::opt<AttentionKind> attention(
-    "attention", cl::desc("gpt, llama and bert: how attention is computed"),
+    "attention", cl::desc("gpt, llama, bert and opt: how attention is computed"),
     cl::values(clEnumValN(AttentionKind::Fused, "fused",
                           "one mw.attention op (default)"),
                clEnumValN(AttentionKind::Unfused, "unfused",
@@ -111,7 +111,7 @@ cl::opt<bool> listPresets(
 
 cl::opt<bool> logitsFlag(
     "logits",
-    cl::desc("gpt and llama: @forward returns the logits [B, S, V] "
+    cl::desc("gpt, llama and opt: @forward returns the logits [B, S, V] "
              "(`logits`, role output) instead of the loss, and takes no "
              "labels (the reference for --inference)"),
     cl::cat(category));
@@ -120,7 +120,7 @@ cl::OptionCategory inferenceCategory(
     "inference steps (--inference) options, docs/inference.md");
 cl::opt<bool> inference(
     "inference",
-    cl::desc("gpt and llama: emit @prefill and @decode over a paged KV "
+    cl::desc("gpt, llama and opt: emit @prefill and @decode over a paged KV "
              "cache instead of @forward, with the same parameters"),
     cl::cat(inferenceCategory));
 cl::opt<int64_t> maxBatch("max-batch", cl::value_desc("B"),
@@ -250,6 +250,9 @@ static StringRef familySummary(Family family) {
   case Family::Bert:
     return "BERT masked LM: post-LayerNorm, erf-GELU, bidirectional attention, "
            "MLM head tied to the word embeddings";
+  case Family::Opt:
+    return "OPT: learned positions, pre-LayerNorm, ReLU MLP, biases, final "
+           "LayerNorm, tied lm_head, causal attention";
   }
   llvm_unreachable("unknown family");
 }
@@ -258,7 +261,7 @@ static std::string familyHelp() {
   std::string out;
   llvm::raw_string_ostream os(out);
   os << "\nFAMILIES:\n";
-  for (StringRef name : {"mlp", "gpt", "llama", "bert"})
+  for (StringRef name : {"mlp", "gpt", "llama", "bert", "opt"})
     os << llvm::formatv("  {0,-8}{1}\n", name,
                         familySummary(*parseFamily(name)));
   os << "\nPRESETS (mw-models --list-presets prints their dimensions):\n";
@@ -269,23 +272,26 @@ static std::string familyHelp() {
 OUTPUT:
   func.func @forward(params..., inputs, labels) -> loss, every argument and the
   result carrying mw.role and mw.name; the loss is a tensor<f32> from
-  mw.cross_entropy. gpt, llama and bert take `tokens` and `labels` [B, S] i32
-  (labels are not shifted; bert ignores label -100, i.e. unmasked positions);
-  mlp takes `x` [B, in-features] and `labels` [B] i32. Parameters carry
-  HuggingFace names and layouts: gpt's Conv1D weights are [in, out]; llama's
-  and bert's Linear weights are [out, in], applied with transpose_rhs (also
-  lm_head.weight [vocab, hidden]); mlp's layers.N.weight are [in, out].
+  mw.cross_entropy. gpt, llama, bert and opt take `tokens` and `labels` [B, S]
+  i32 (labels are not shifted; bert ignores label -100, i.e. unmasked
+  positions); mlp takes `x` [B, in-features] and `labels` [B] i32. Parameters carry
+  HuggingFace names and layouts: gpt's Conv1D weights are [in, out]; llama's,
+  bert's and opt's Linear weights are [out, in], applied with transpose_rhs
+  (also lm_head.weight [vocab, hidden]); mlp's layers.N.weight are [in, out].
+  opt's embed_positions has --seq rows, position p at row p (HF's table has
+  two more rows and reads row p + 2).
   Attention is one mw.attention op; --attention=unfused spells it out as
   mw.matmul {transpose_rhs}, mw.mul by 1/sqrt(head_dim), mw.add of a causal
-  [S, S] mask (gpt, llama; 0 / -inf), mw.softmax and mw.matmul.
+  [S, S] mask (gpt, llama, opt; 0 / -inf), mw.softmax and mw.matmul.
   No weights are materialized: generating gpt3-175b takes well under a second.
 
-  With --inference (gpt, llama), @prefill and @decode instead: the same
+  With --inference (gpt, llama, opt), @prefill and @decode instead: the same
   parameters, a key and a value cache per layer ([blocks, block, heads,
-  head_dim], role kv_cache, `h.N.attn.k_cache` / `model.layers.N.self_attn.
-  k_cache`), and the inputs tokens and positions [B, T], slot_mapping [B*T],
-  block_tables [B, ceil(max-seq/block)] and context_lens [B] (i32); T is
-  --prompt-len for @prefill (prompts left-padded) and 1 for @decode. Both
+  head_dim], role kv_cache, `h.N.attn.k_cache`, `model.layers.N.self_attn.
+  k_cache`, `model.decoder.layers.N.self_attn.k_cache`), and the inputs
+  tokens and positions [B, T], slot_mapping [B*T], block_tables [B,
+  ceil(max-seq/block)] and context_lens [B] (i32); T is --prompt-len for
+  @prefill (prompts left-padded) and 1 for @decode. Both
   return the last token's logits [B, V] and the updated caches.
   See docs/inference.md.
 )";

@@ -24,8 +24,9 @@
 
 namespace mlir::mw {
 
-/// A roofline: peak dense compute and memory bandwidth; and the device
-/// memory a `budget=auto` plans for (0: none, as on the host).
+/// A roofline: peak dense compute and memory bandwidth; the device memory a
+/// `budget=auto` plans for (0: none, as on the host); and the host link that
+/// offloaded weights stream over (--mw-offload=auto).
 struct Target {
   llvm::StringRef name;
   double flopsPerSecond;
@@ -36,6 +37,11 @@ struct Target {
   bool hasBf16 = true;
   /// What the figures are: the device and its marketed memory.
   llvm::StringRef description = "";
+  /// Host-to-device copy bandwidth from pinned host memory, bytes/s: the
+  /// effective figure of the device's PCIe link (about 80% of the link's
+  /// theoretical rate, what cudaMemcpy from pinned memory reaches); for cpu
+  /// a single thread's memcpy.
+  double hostLinkBytesPerSecond = 0;
 
   /// Seconds `op` takes by the roofline: the slower of compute and memory
   /// traffic; 0 for an op without a cost (constants, views, terminators).

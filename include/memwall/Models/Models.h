@@ -1,6 +1,7 @@
 //===- Models.h - Model generators for Memwall ------------------*- C++ -*-===//
 //
-// Builds the forward step of a model family (MLP, GPT-2, Llama, BERT) as mw IR:
+// Builds the forward step of a model family (MLP, GPT-2, Llama, BERT, OPT) as
+// mw IR:
 // one `func.func @forward(params..., inputs, labels) -> loss` whose arguments
 // and result carry `mw.role` and `mw.name`. Parameters are function arguments,
 // so no weights are materialized and GPT-3 175B builds in well under a second.
@@ -36,6 +37,9 @@ enum class Family {
   Llama,
   /// BERT for masked LM: post-LayerNorm, bidirectional, erf-GELU.
   Bert,
+  /// OPT: learned positions, pre-LayerNorm, ReLU MLP, biases everywhere,
+  /// final LayerNorm, lm_head tied to the token embedding.
+  Opt,
 };
 
 /// Element type of parameters and activations. Labels and tokens are always
@@ -67,7 +71,8 @@ struct ModelConfig {
   int64_t heads = 4;
   /// Width of the feed-forward layer.
   int64_t ffn = 256;
-  /// Sequence length; also the number of learned positions (GPT-2, BERT).
+  /// Sequence length; also the number of learned positions (GPT-2, BERT,
+  /// OPT).
   int64_t seq = 32;
   int64_t batch = 2;
   int64_t vocab = 256;
@@ -80,7 +85,7 @@ struct ModelConfig {
   bool rotary = false;
   /// Not MLP: fused `mw.attention` or the unfused op sequence.
   AttentionKind attention = AttentionKind::Fused;
-  /// GPT and Llama: @forward returns the logits [B, S, V] (`logits`, role
+  /// GPT, Llama and OPT: @forward returns the logits [B, S, V] (`logits`, role
   /// output) instead of the loss, and takes no labels: the reference that
   /// inference steps are checked against.
   bool logits = false;
@@ -105,7 +110,7 @@ ModelConfig getDefaultConfig(Family family);
 /// Comma-separated names of every preset ("gpt2-tiny, gpt2-small, ...").
 std::string listPresetNames();
 
-/// "mlp", "gpt", "llama", "bert".
+/// "mlp", "gpt", "llama", "bert", "opt".
 llvm::StringRef stringifyFamily(Family family);
 std::optional<Family> parseFamily(llvm::StringRef name);
 /// Comma-separated names of every family.
@@ -128,6 +133,7 @@ LogicalResult validate(const ModelConfig &config, std::string &error);
 /// F = ffn, S = seq, V = vocab, L = layers):
 ///   GPT-2:    V*D + S*D + L*(4*D^2 + 2*D*F + F + 9*D) + 2*D
 ///             (= V*D + S*D + L*(12*D^2 + 13*D) + 2*D when F = 4*D)
+///   OPT:      the same as GPT-2 (tied lm_head; S positions, not S + 2)
 ///   Llama:    2*V*D + L*(4*D^2 + 3*D*F + 2*D) + D
 ///   BERT-MLM: (V + S + 2)*D + 2*D + L*(4*D^2 + 2*D*F + F + 9*D)
 ///             + (D^2 + D) + 2*D + V
@@ -163,14 +169,15 @@ struct InferenceConfig {
   std::vector<double> kvScales;
 };
 
-/// Checks `inference` against `config` (gpt or llama; sizes positive,
+/// Checks `inference` against `config` (gpt, llama or opt; sizes positive,
 /// promptLen <= maxSeq <= seq, a scale only for a quantized cache) and
 /// fills in its defaults.
 LogicalResult resolveInference(const ModelConfig &config,
                                InferenceConfig &inference, std::string &error);
 
 /// Builds `module { func.func @prefill(...) func.func @decode(...) }`: the
-/// inference steps of `config` over a paged KV cache (docs/inference.md),
+/// inference steps of `config` (gpt, llama, opt) over a paged KV cache
+/// (docs/inference.md),
 /// with the training model's parameters (same names, shapes and roles).
 /// `inference` must have been resolved.
 FailureOr<OwningOpRef<ModuleOp>>

@@ -70,6 +70,10 @@ struct ModelFacts {
   std::optional<double> maxGradNorm;
   /// Whether --mw-remat has been or will be applied to the step.
   bool rematApplied = false;
+  /// The steps are inference steps (--mw-offload, ZeRO-Inference): only
+  /// the offload_param checks apply, and buffer_count sets the prefetch
+  /// depth whatever the device.
+  bool inference = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -260,6 +264,20 @@ applyOverrides(ZeroConfig &config, const ZeroOverrides &overrides);
 /// the configuration by hand.
 llvm::SmallVector<ConfigDiagnostic, 4>
 checkZeroConfig(ZeroConfig &config, const ModelFacts &facts);
+
+/// What --mw-offload takes from `zero_optimization.offload_param`
+/// (ZeRO-Inference), each unset when the file does not give it: `device`
+/// cpu or nvme as `weights`, `nvme_path` as `path`, `buffer_count` - 1 as
+/// `prefetch` (DeepSpeed's buffers: the one in use and those being filled).
+struct InferenceOffload {
+  std::optional<std::string> weights, path;
+  std::optional<int64_t> prefetch;
+};
+
+/// Fills `out` from `config` (parsed with ModelFacts::inference); errors for
+/// a device of none and a buffer_count below 1.
+llvm::SmallVector<ConfigDiagnostic, 2>
+inferenceOffloadOf(const ZeroConfig &config, InferenceOffload &out);
 
 /// Bytes a rank keeps outside HBM because of offload_* (what the memory
 /// report shows until the offload issue executes offload).

@@ -15,6 +15,7 @@
 
 #include "MemoryReportHtml.h"
 #include "MemoryVerdict.h"
+#include "MwOffloadAuto.h"
 #include "ZeroReport.h"
 
 #include "memwall/Analysis/BufferLiveness.h"
@@ -107,12 +108,56 @@ struct FunctionReport {
   };
   std::optional<Remat> remat;
 
+  /// What --mw-offload=auto weighed and chose (its mw.offload.candidates
+  /// and mw.offload.choice attributes).
+  struct OffloadCandidate {
+    int64_t pinnedLayers = 0, prefetch = 0, batch = 0;
+    bool fits = false;
+    double tokensPerSecond = 0;
+  };
+  struct Offload {
+    SmallVector<OffloadCandidate> candidates;
+    std::optional<OffloadCandidate> choice;
+  };
+  std::optional<Offload> offload;
+
   /// What one rank of a ZeRO step holds and sends (ZeroReport.h).
   std::optional<ZeroReport> zero;
 
   /// The buffers and the live curve for format=html (MemoryReportHtml.h).
   MemoryPicture picture;
 };
+
+/// One entry of mw.offload.candidates (or the choice); missing keys read 0.
+FunctionReport::OffloadCandidate readOffloadCandidate(DictionaryAttr d) {
+  FunctionReport::OffloadCandidate c;
+  auto integer = [&](StringRef key) -> int64_t {
+    auto a = d.getAs<IntegerAttr>(key);
+    return a ? a.getInt() : 0;
+  };
+  c.pinnedLayers = integer("pinned_layers");
+  c.prefetch = integer("prefetch");
+  c.batch = integer("batch");
+  if (auto a = d.getAs<BoolAttr>("fits"))
+    c.fits = a.getValue();
+  if (auto a = d.getAs<FloatAttr>("predicted_tokens_per_s"))
+    c.tokensPerSecond = a.getValueAsDouble();
+  return c;
+}
+
+/// The mw.offload.* attributes of `func`, if --mw-offload=auto ran on it.
+std::optional<FunctionReport::Offload> readOffload(Operation *func) {
+  auto candidates = func->getAttrOfType<ArrayAttr>("mw.offload.candidates");
+  if (!candidates)
+    return std::nullopt;
+  FunctionReport::Offload o;
+  for (Attribute a : candidates)
+    if (auto d = dyn_cast<DictionaryAttr>(a))
+      o.candidates.push_back(readOffloadCandidate(d));
+  if (auto d = func->getAttrOfType<DictionaryAttr>("mw.offload.choice"))
+    o.choice = readOffloadCandidate(d);
+  return o;
+}
 
 /// The mw.remat.* attributes of `func`, if --mw-remat ran on it.
 std::optional<FunctionReport::Remat> readRemat(Operation *func) {
@@ -409,6 +454,7 @@ FailureOr<FunctionReport> analyze(FunctionOpInterface func) {
   FunctionReport r;
   r.name = func.getName().str();
   r.remat = readRemat(func);
+  r.offload = readOffload(func);
   for (StringRef role : {"param", "input", "label", "optimizer_state", "grad",
                          "none"})
     r.argumentBytes[role] = 0;
@@ -586,6 +632,16 @@ void printText(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports) {
         os << " " << layer << " " << formatBinaryBytes(bytes) << ";";
       os << "\n";
     }
+    if (r.offload) {
+      os << llvm::formatv("  {0,-24}{1} weighed", "offload candidates",
+                          r.offload->candidates.size());
+      if (const auto &c = r.offload->choice)
+        os << llvm::formatv("; chosen pinned-layers={0} prefetch={1} "
+                            "batch={2}, {3:f2} tokens/s predicted",
+                            c->pinnedLayers, c->prefetch, c->batch,
+                            c->tokensPerSecond);
+      os << "\n";
+    }
     if (r.zero)
       printZeroText(os, *r.zero);
     if (r.naiveBytes == 0 && !r.planned)
@@ -677,6 +733,26 @@ void printJson(llvm::raw_ostream &os, ArrayRef<FunctionReport> reports,
                   j.attribute(dtype, bytes);
               });
           });
+          if (r.offload) {
+            auto candidate = [&](const FunctionReport::OffloadCandidate &c) {
+              j.object([&] {
+                j.attribute("pinned_layers", c.pinnedLayers);
+                j.attribute("prefetch", c.prefetch);
+                j.attribute("batch", c.batch);
+                j.attribute("fits", c.fits);
+                j.attribute("predicted_tokens_per_s", c.tokensPerSecond);
+              });
+            };
+            j.attributeArray("offload_candidates", [&] {
+              for (const auto &c : r.offload->candidates)
+                candidate(c);
+            });
+            if (r.offload->choice) {
+              j.attributeBegin("offload_choice");
+              candidate(*r.offload->choice);
+              j.attributeEnd();
+            }
+          }
           if (r.zero)
             printZeroJson(j, *r.zero);
         });
@@ -1008,6 +1084,59 @@ Suggestion predictZero(ModuleOp module, StringRef function, int64_t stage,
   return s;
 }
 
+/// --mw-offload for an inference step (no gradients, no optimizer state)
+/// that does not fit: what --mw-offload=auto would choose, on a copy of the
+/// step, and the step's required bytes with the streamed weights replaced by
+/// the arena's weight slots.
+Suggestion predictOffloadChange(FunctionOpInterface func, const Verdict &v) {
+  const Device &d = v.device;
+  // The device as the user named it: target=, device-memory= (d.name when
+  // there is no target), or both.
+  std::string where =
+      !d.target ? d.name
+      : d.target->memoryBytes == d.memoryBytes
+          ? "target=" + d.target->name.str()
+          : "target=" + d.target->name.str() + " device-memory=" +
+                std::to_string(d.memoryBytes) + "B";
+  auto step = dyn_cast<func::FuncOp>(func.getOperation());
+  if (!step)
+    return unavailable("offload", "the step is not a func.func");
+  OffloadAutoOptions o;
+  if (d.target)
+    o.target = d.target->name.str();
+  o.deviceMemory = std::to_string(d.memoryBytes) + "B";
+  o.weights = "cpu";
+  auto copy = cast<func::FuncOp>(step->clone());
+  FailureOr<OffloadPrediction> p = failure();
+  std::string why;
+  {
+    CapturedErrors errors(step.getContext());
+    p = predictOffload(copy, o, /*table=*/nullptr);
+    why = errors.first;
+  }
+  copy->erase();
+  if (failed(p))
+    return unavailable("offload", why);
+  Suggestion s;
+  s.kind = "offload";
+  s.change = "--mw-offload=\"auto " + where + "\"";
+  s.basis = "predicted: the offload model (docs/offload.md)";
+  s.requiredBytes = v.requiredBytes() - p->streamedBytes + p->slotBytes;
+  s.peakBytes = s.requiredBytes - v.overhead.total();
+  s.fits = s.requiredBytes <= d.memoryBytes;
+  s.note = llvm::formatv("auto chooses pinned-layers={0} prefetch={1} of {2} "
+                         "layers ({3} streamed, {4} of slots); at batch {5} "
+                         "(mw-models --max-batch) it predicts {6:f2} tokens/s "
+                         "for prompts of {7} + {8} generated tokens",
+                         p->decision.pinnedLayers, p->decision.prefetch,
+                         p->layers, formatBothBytes(p->streamedBytes),
+                         formatBothBytes(p->slotBytes), p->decision.batch,
+                         p->tokensPerSecond, p->promptTokens,
+                         p->generateTokens)
+               .str();
+  return s;
+}
+
 /// The verdict on `func` (report `r`) for `device`; failure after a
 /// diagnostic.
 FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
@@ -1048,6 +1177,8 @@ FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
                "--mw-train-pipeline (on tensors) to predict changes"));
     return v;
   }
+  if (r.gradBytes == 0 && r.optimizerStateBytes == 0 && r.paramBytes > 0)
+    v.suggestions.push_back(predictOffloadChange(func, v));
   v.suggestions.push_back(predictRemat(module, r.name, r, v));
   v.suggestions.push_back(estimateGradAccum(func, r, v));
   v.suggestions.push_back(estimatePrecision(r, v));

@@ -109,7 +109,7 @@
 // RUN: not mw-opt %t.i8.mlir --mw-kv-plan="target=h100 seq-len=33" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEQLEN
 // SEQLEN: error: {{.*}}mw-kv-plan: seq-len=33 is outside 1..32 (max-seq)
 // RUN: not mw-opt %t.i8.mlir --mw-kv-plan="target=x100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: {{.*}}mw-kv-plan: unknown target 'x100' (expected one with device memory: h200, h100, a100,
+// TARGET: error: {{.*}}mw-kv-plan: unknown target 'x100' (expected one with device memory: h200, h100, a100, v100,
 // RUN: not mw-opt %t.i8.mlir --mw-kv-plan="device-memory=lots" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: error: {{.*}}mw-kv-plan: device-memory='lots' is not a size
 // RUN: not mw-opt %t.i8.mlir --mw-kv-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=NODEVICE

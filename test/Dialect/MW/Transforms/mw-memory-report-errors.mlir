@@ -21,7 +21,7 @@
 // SIZE: mw-memory-report.mlir:0:0: error: mw-memory-report: device-memory='abc' is not a size (expected a positive number with an optional unit: B, KB, MB, GB, TB (powers of 10), KiB, MiB, GiB, TiB (powers of 2), e.g. 16GB)
 // SIZE0: error: mw-memory-report: device-memory='0' is not a size
 // UNIT: error: mw-memory-report: device-memory='16XB' is not a size
-// TARGET: error: mw-memory-report: unknown target 'TPU' (expected h200, h100, a100, V100-16GB, RTX4090, V100-32GB, A100-40GB, A6000, L40S, A100-80GB, H100-80GB, H200-141GB, B200-192GB or cpu)
+// TARGET: error: mw-memory-report: unknown target 'TPU' (expected h200, h100, a100, v100, V100-16GB, RTX4090, V100-32GB, A100-40GB, A6000, L40S, A100-80GB, H100-80GB, H200-141GB, B200-192GB or cpu)
 // CPU: error: mw-memory-report: target 'cpu' has no device memory to check against; give device-memory=SIZE
 // RANKS: error: mw-memory-report: ranks=0 must be at least 1
 // FUNCTION: error: mw-memory-report: no function @step for the verdict; name the step with function=NAME

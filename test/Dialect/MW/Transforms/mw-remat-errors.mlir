@@ -62,7 +62,7 @@
 // SAVED-FORCED: error: mw-remat: saved-budget 64 B is below what @train_step must keep: the fewest saved-activation bytes of any candidate are 128 B (values the backward pass reads that cannot be recomputed)
 
 // RUN: not mw-opt %t.mlir --mw-remat=target=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100, V100-16GB, {{.*}}, B200-192GB or cpu)
+// TARGET: mw-remat: unknown target 'tpu' (expected h200, h100, a100, v100, V100-16GB, {{.*}}, B200-192GB or cpu)
 
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=K
 // K: mw-remat: k must be >= 1, got 0

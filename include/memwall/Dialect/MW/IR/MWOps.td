@@ -1163,7 +1163,7 @@ def MW_LossScaleUpdateOp : MW_Op<"loss_scale_update", [MW_TiedResults<"1, 2, 3, 
 def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace,
                                 AllTypesMatch<["input", "result"]>]> {
   let runtimeKernel = "Wait";
-  let summary = "waits for an asynchronous collective";
+  let summary = "waits for an asynchronous collective or weight fetch";
   let description = [{
     The collectives of a ZeRO step are upstream `mesh` ops (`mesh.all_reduce`,
     `mesh.reduce_scatter`, `mesh.all_gather`) on tensors. When --mw-zero lets
@@ -1175,6 +1175,10 @@ def MW_WaitOp : MW_Op<"wait", [MW_ElementwiseInPlace,
     stands and blocks at the wait. Bufferized, the wait is in place: its
     result is the collective's buffer. No gradient: collectives are
     introduced after --mw-autodiff. Cost: 0 FLOPs, no bytes.
+
+    The wait also completes an `mw.fetch` (--mw-offload, docs/offload.md):
+    the copy of an offloaded weight into device memory, issued where the
+    fetch stands; the wait stands right before the weight's first use.
 
     A collective in flight also still reads its operands (the engine sends
     them while the step goes on), so they are the wait's `reading` operands:

@@ -657,4 +657,93 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
     "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def MwOffload : Pass<"mw-offload", "ModuleOp"> {
+  let summary = "ZeRO-Inference: stream weights from host memory or NVMe, layer by layer";
+  let description = [{
+    Keeps the weights of a forward, prefill or decode step outside device
+    memory, in host memory (`weights=cpu`) or a weights file on NVMe
+    (`weights=nvme path=DIR`), and copies each layer's weights into the
+    arena just before the layer runs, `prefetch` layers ahead so that the
+    copy overlaps the compute of the layers before it (docs/offload.md).
+
+    A parameter's layer is the first all-digit component of its `mw.name`
+    (`h.3.attn.c_attn.weight` is in layer 3,
+    `model.layers.12.mlp.up_proj.weight` in layer 12); parameters without
+    one (embeddings, the final norm, a tied head) stay resident. Layers are ordered by the first use of
+    their parameters; the first `pinned-layers` of them stay resident too.
+    Each parameter of every other layer j gains `mw.offload = "cpu"` (or
+    `"nvme"`), and its uses read an `mw.fetch` (the copy's start) through an
+    `mw.wait` (its completion) placed right before its first use:
+
+    ```mlir
+    %f = mw.fetch %p {layer = 3 : i64} : tensor<768x2304xf32>  // before layer 3-K
+    ...                                                         // layers 3-K .. 2
+    %w = mw.wait %f : tensor<768x2304xf32>                     // before %p's first use
+    ```
+
+    The fetches of layer j stand right before the first op of the layer K
+    places earlier in layer order (at the start of the body when there is
+    none); with `prefetch=0` each fetch stands right before its wait. A
+    fetch's buffer is live from the fetch to the weight's last use, so after
+    bufferization and --mw-static-arena the arena holds the weights of K+1
+    layers at once (the slots) and the peak is exact. The function gains
+    `mw.offload = {weights, prefetch, pinned_layers, layers, path}`, which
+    mw-translate writes into the plan (Placement Host/File, offload_path,
+    offload_prefetch) for mw-run.
+
+    `config=ds_config.json` takes the settings from a DeepSpeed
+    configuration's `zero_optimization.offload_param`: `device` (cpu, nvme)
+    gives `weights`, `nvme_path` gives `path` and `buffer_count` gives
+    `prefetch` = buffer_count - 1; explicit options win over the file.
+    `auto` chooses `pinned-layers` and `prefetch` (and reports the batch)
+    for a `target` or `device-memory` (docs/offload.md). `report=true`
+    writes one summary line per function to stderr: layers streamed, slots,
+    bytes streamed per step and device bytes saved.
+
+    Training steps (gradient or optimizer-state arguments or results) are
+    refused: offload here streams inference weights only. mw-eval gives the
+    same outputs before and after the pass (fetch and wait are the
+    identity).
+  }];
+  let options = [
+    Option<"weights", "weights", "std::string", /*default=*/"\"\"",
+           "Where offloaded weights live: cpu (host memory) or nvme (a "
+           "weights file under path=); default: the config's "
+           "offload_param.device, cpu with auto">,
+    Option<"prefetch", "prefetch", "int64_t", /*default=*/"1",
+           "Layers fetched ahead (K): the arena holds K+1 layers' weights; "
+           "0 copies each layer where it is first used (no overlap); "
+           "default: the config's buffer_count - 1, else 1">,
+    Option<"pinnedLayers", "pinned-layers", "int64_t", /*default=*/"0",
+           "Layers kept resident in device memory: the first L in program "
+           "order">,
+    Option<"path", "path", "std::string", /*default=*/"\"\"",
+           "weights=nvme: the directory of the weights file (recorded in "
+           "the plan; mw-run checks that it is a directory); default: the "
+           "config's offload_param.nvme_path">,
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "A DeepSpeed JSON configuration (zero_optimization.offload_param: "
+           "device, nvme_path, buffer_count, pin_memory, buffer_size)">,
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The step to offload; default: every function with parameters">,
+    Option<"autoMode", "auto", "bool", /*default=*/"false",
+           "Choose pinned-layers and prefetch for the target's memory "
+           "(docs/offload.md)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "auto: the device (h200, h100, a100, a6000, v100)">,
+    Option<"deviceMemory", "device-memory", "std::string",
+           /*default=*/"\"\"",
+           "auto: the device memory to fit, e.g. 32GiB (default: the "
+           "target's)">,
+    Option<"maxBatch", "max-batch", "int64_t", /*default=*/"0",
+           "auto: the largest batch to consider (0: the step's)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Write one summary line per function to stderr">,
+  ];
+  let statistics = [
+    Statistic<"numFetches", "fetches", "mw.fetch ops inserted">,
+    Statistic<"numStreamedLayers", "streamed-layers", "Layers streamed">,
+  ];
+}
+
 #endif // MEMWALL_DIALECT_MW_TRANSFORMS_PASSES_TD
