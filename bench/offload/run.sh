@@ -10,7 +10,9 @@
 # (and a pread on the reader thread): what prefetch buys is the overlap of
 # that traffic with the kernels. One mw-run per cell (decode steps at
 # batch --max-batch, the median step); docs/offload.md ("runtime") records
-# a run.
+# a run. Each cell's session draws the default initialization before
+# --weights replaces it: about 3 minutes per cell for the OPT slice on two
+# cores (--models gpt2-medium skips it).
 #
 # Usage: bench/offload/run.sh [--max-batch B] [--max-seq S] [--steps N]
 #          [--models gpt2-medium,opt-30b-slice] [--out DIR]
@@ -44,8 +46,10 @@ records=$out/records.jsonl
 
 # name, mw-models arguments
 models=("gpt2-medium|gpt --preset gpt2-medium")
-if "$bin/mw-models" --list-presets 2>/dev/null | grep -q '^opt'; then
-  models+=("opt-30b-slice|opt --preset opt-30b --layers 4")
+if "$bin/mw-models" --list-presets 2>/dev/null | grep -q '^opt-30b-shaped'; then
+  # f16: the slice's 2.85e9 parameters are 5.7 GB (11.4 GB in f32, which a
+  # resident session and the file's page cache would hold twice over).
+  models+=("opt-30b-slice|opt --preset opt-30b-shaped --layers 4 --dtype f16")
 else
   echo "run.sh: mw-models has no opt family in this build: gpt2-medium only" >&2
 fi
