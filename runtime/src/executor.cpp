@@ -10,9 +10,13 @@
 
 #include "executor.h"
 #include "comm/communicator.h"
+#include "offload.h"
 #include "status.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 using namespace mwrt;
@@ -27,6 +31,35 @@ mwrt_status createCudaBackend(const SessionOptions &options,
 #endif
 
 Backend::~Backend() = default;
+
+// The defaults: plain host memory and copies that complete where they are
+// issued (the CPU and CUDA backends override them).
+mwrt_status Backend::allocateHost(uint64_t bytes, uint64_t alignment,
+                                  void *&ptr) {
+  ptr = nullptr;
+  if (bytes == 0)
+    return MWRT_OK;
+  alignment = std::max<uint64_t>(alignment, sizeof(void *));
+  if (bytes > SIZE_MAX || posix_memalign(&ptr, static_cast<size_t>(alignment),
+                                         static_cast<size_t>(bytes)) != 0) {
+    ptr = nullptr;
+    return setError(MWRT_INTERNAL, "out of host memory allocating " +
+                                       std::to_string(bytes) + " bytes");
+  }
+  std::memset(ptr, 0, static_cast<size_t>(bytes));
+  return MWRT_OK;
+}
+
+void Backend::releaseHost(void *ptr) { std::free(ptr); }
+
+mwrt_status Backend::prepareCopies(size_t) { return MWRT_OK; }
+mwrt_status Backend::markCopyIssue(size_t) { return MWRT_OK; }
+mwrt_status Backend::copyToDevice(size_t, void *dst, const void *src,
+                                  size_t bytes) {
+  return upload(dst, src, bytes);
+}
+mwrt_status Backend::finishCopy(size_t) { return MWRT_OK; }
+mwrt_status Backend::waitCopy(size_t) { return MWRT_OK; }
 
 mwrt_status detail::createBackend(std::string_view device,
                                   const SessionOptions &options,
@@ -108,9 +141,19 @@ Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
   }
   // A collective may complete after it returns when an mw.wait later in the
   // plan completes it (overlap=on): the wait reads the collective's result.
+  //
+  // A fetch likewise, when an mw.wait completes it: its copy writes the
+  // slot until the wait, so a kernel in between that touches the slot (which
+  // --mw-offload never places there) makes it copy where it stands.
   deferred.assign(kernels.size(), false);
+  fetchOf.assign(kernels.size(), -1);
+  waitOf.assign(kernels.size(), -1);
+  int fetchCount = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    if (!isCollective(kernels[i].kind) || kernels[i].outs.empty())
+    bool fetch = kernels[i].kind == OpKind::Fetch && !kernels[i].program;
+    if (fetch)
+      fetchOf[i] = fetchCount++;
+    if ((!isCollective(kernels[i].kind) && !fetch) || kernels[i].outs.empty())
       continue;
     const TensorRef &result = kernels[i].outs[0];
     for (size_t j = i + 1; j < kernels.size() && result.data; ++j)
@@ -121,14 +164,54 @@ Executor::Executor(const Plan &plan, Backend &backend, Communicator &comm,
         // that writes over it (a plan whose wait does not keep the operand
         // live, `reading`) makes the collective complete where it stands.
         bool overwritten = false;
-        for (size_t k = i + 1; k < j && !overwritten; ++k)
+        for (size_t k = i + 1; k < j && !overwritten; ++k) {
           for (const TensorRef &out : kernels[k].outs)
-            for (const TensorRef &in : kernels[i].ins)
+            for (const TensorRef &in : fetch ? kernels[i].outs : kernels[i].ins)
               overwritten |= overlaps(out, in);
+          if (fetch)
+            for (const TensorRef &in : kernels[k].ins)
+              overwritten |= overlaps(in, result);
+        }
         deferred[i] = !overwritten;
+        if (fetch && deferred[i])
+          waitOf[j] = fetchOf[i];
         break;
       }
   }
+}
+
+mwrt_status Executor::fetches(std::vector<FetchDesc> &out) const {
+  out.clear();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (fetchOf[i] < 0)
+      continue;
+    const KernelDesc &k = plan.kernels()[i];
+    const BoundKernel &b = kernels[i];
+    if (k.ins.size() != 1 || k.outs.size() != 1 || k.ins[0].inArena ||
+        k.ins[0].persistent < 0)
+      return setError(MWRT_INVALID_ARGUMENT,
+                      plan.describeKernel(i) +
+                          ": a fetch copies one persistent into one slot");
+    const PersistentDesc &p = plan.persistents()[k.ins[0].persistent];
+    if (k.ins[0].offset != 0 || k.ins[0].shape != p.shape ||
+        !b.ins[0].isContiguous() || !b.outs[0].isContiguous() ||
+        b.outs[0].dtype != p.dtype || b.outs[0].shape != p.shape)
+      return setError(MWRT_UNAVAILABLE,
+                      plan.describeKernel(i) + ": the runtime fetches whole "
+                                               "persistents into contiguous "
+                                               "slots of their type");
+    FetchDesc d;
+    d.kernel = i;
+    d.persistent = k.ins[0].persistent;
+    d.tensor = p.name;
+    d.fromFile = p.placement == Placement::File;
+    d.deferred = deferred[i];
+    d.dst = b.outs[0].data;
+    d.src = d.fromFile ? nullptr : b.ins[0].data;
+    d.bytes = p.bytes;
+    out.push_back(std::move(d));
+  }
+  return MWRT_OK;
 }
 
 uint64_t Executor::fusedScratchBytes() const {
@@ -172,17 +255,40 @@ TensorRef Executor::bind(const OperandDesc &o) const {
 }
 
 mwrt_status Executor::run(uint64_t step) {
+  if (offload)
+    if (mwrt_status st = offload->beginStep())
+      return setError(st, "step " + std::to_string(step) + ": " +
+                              mwrt_last_error());
   for (size_t i = 0; i < kernels.size(); ++i) {
     const BoundKernel &k = kernels[i];
-    mwrt_status status = isCollective(k.kind) ? comm.run(k, backend, deferred[i])
-                         : k.kind == OpKind::Wait ? comm.wait(k, backend)
-                                                  : backend.run(k);
+    mwrt_status status;
+    if (offload && fetchOf[i] >= 0) {
+      // Issued here; completed by its wait, or at once.
+      auto f = static_cast<size_t>(fetchOf[i]);
+      status = offload->issue(f);
+      if (status == MWRT_OK && !deferred[i])
+        status = offload->wait(f);
+    } else if (offload && waitOf[i] >= 0) {
+      status = offload->wait(static_cast<size_t>(waitOf[i]));
+      if (status == MWRT_OK)
+        status = backend.run(k);
+    } else {
+      status = isCollective(k.kind)    ? comm.run(k, backend, deferred[i])
+               : k.kind == OpKind::Wait ? comm.wait(k, backend)
+                                        : backend.run(k);
+    }
     if (status == MWRT_OK)
       continue;
     std::string message = mwrt_last_error();
+    if (offload)
+      offload->endStep(/*failed=*/true);
     return setError(status, "step " + std::to_string(step) + ", " +
                                 plan.describeKernel(i) + ": " + message);
   }
+  if (offload)
+    if (mwrt_status st = offload->endStep(/*failed=*/false))
+      return setError(st, "step " + std::to_string(step) +
+                              ", at its end: " + mwrt_last_error());
   if (mwrt_status st = comm.finish())
     return setError(st, "step " + std::to_string(step) +
                             ", at its end: " + mwrt_last_error());

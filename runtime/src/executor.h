@@ -69,6 +69,41 @@ public:
     (void)program;
     return MWRT_OK;
   }
+
+  // Offloaded weights (docs/runtime.md "Offloaded weights"). Host memory is
+  // the host store of Host persistents and the file reader's staging: it is
+  // not device memory (SessionStats counts it apart from the planned peak),
+  // and on CUDA it is pinned so that copies from it run asynchronously. The
+  // copy engine moves a fetch's bytes from host memory into its arena slot
+  // while kernels run: copy `handle` (one per fetch kernel, made once by
+  // prepareCopies, so a step allocates nothing) may write its destination
+  // only after the kernels launched before markCopyIssue(handle), and the
+  // kernels launched after waitCopy(handle) see its bytes.
+
+  /// Zeroed host memory aligned to `alignment` (a power of two); null for
+  /// zero bytes. Freed with releaseHost.
+  virtual mwrt_status allocateHost(uint64_t bytes, uint64_t alignment,
+                                   void *&ptr);
+  virtual void releaseHost(void *ptr);
+  /// Makes `count` copy handles.
+  virtual mwrt_status prepareCopies(size_t count);
+  /// The issue point of copy `handle`, in kernel order (called on the
+  /// thread that runs the kernels).
+  virtual mwrt_status markCopyIssue(size_t handle);
+  /// Starts copy `handle`: `bytes` from host `src` to device `dst`. May be
+  /// called from another thread than the kernels' (the file reader's
+  /// feeder), after markCopyIssue(handle).
+  virtual mwrt_status copyToDevice(size_t handle, void *dst, const void *src,
+                                   size_t bytes);
+  /// Blocks the calling thread until copy `handle` is complete, so that its
+  /// source can be reused.
+  virtual mwrt_status finishCopy(size_t handle);
+  /// Kernels launched after this see copy `handle`'s bytes (the CPU blocks
+  /// until it is complete; CUDA makes the kernels' stream wait for it).
+  virtual mwrt_status waitCopy(size_t handle);
+  /// Seconds the copy engine spent copying since the backend was made (on
+  /// CUDA, as timed by events, summed when the step synchronizes).
+  virtual double copySeconds() const { return 0; }
 };
 
 /// The backend for `device`: "cpu"; "cuda" fails with MWRT_UNAVAILABLE
@@ -89,7 +124,9 @@ bool byteSpan(const TensorRef &t, uintptr_t &begin, uintptr_t &end);
 /// Whether the bytes `a` and `b` address overlap.
 bool overlaps(const TensorRef &a, const TensorRef &b);
 
-class Communicator; // comm/communicator.h
+class Communicator;  // comm/communicator.h
+class OffloadEngine; // offload.h
+struct FetchDesc;
 
 /// Binds a plan's operands to memory and runs its kernels: collectives
 /// through the communicator, every other kernel through the backend.
@@ -110,6 +147,16 @@ public:
   /// Backend::prepareFused of every fused kernel; a failure names it.
   mwrt_status prepareFused();
 
+  /// The plan's mw.fetch kernels (docs/offload.md), bound: each one's slot,
+  /// persistent and bytes, and whether a later mw.wait completes it (its
+  /// copy then runs while the kernels in between do). `src` is the
+  /// persistent's memory (the host store; null for a File persistent).
+  /// MWRT_UNAVAILABLE for a fetch of part of a persistent or into a strided
+  /// slot, which --mw-offload does not make.
+  mwrt_status fetches(std::vector<FetchDesc> &out) const;
+  /// Runs the fetches through `engine` (prepared with fetches()).
+  void setOffload(OffloadEngine *engine) { offload = engine; }
+
   /// Runs every kernel in order; a failure's message is prefixed with
   /// "step N, kernel K ('mw.op' at loc): ".
   mwrt_status run(uint64_t step);
@@ -121,8 +168,12 @@ private:
   void *arena;
   std::vector<void *> bases;
   std::vector<BoundKernel> kernels;
-  /// Per kernel: a collective that an mw.wait completes later.
+  /// Per kernel: a collective or fetch that an mw.wait completes later.
   std::vector<bool> deferred;
+  /// Per kernel: the fetch it is (an index among the plan's fetches), or
+  /// the deferred fetch it completes (an mw.wait), else -1.
+  std::vector<int> fetchOf, waitOf;
+  OffloadEngine *offload = nullptr;
 };
 
 } // namespace mwrt::detail

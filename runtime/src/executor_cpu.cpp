@@ -3,7 +3,11 @@
 // Host memory from posix_memalign (zeroed, so a plan that read memory before
 // writing it would still be deterministic), kernels through runCpuKernel.
 // Copies recurse over dimensions instead of walking an index vector, so a
-// step's result copies allocate nothing.
+// step's result copies allocate nothing. The copy engine of offloaded
+// weights is a copy thread with a queue of fixed capacity (one entry per
+// handle): the "device" is host memory here, so a fetch's copy is a memcpy
+// from the host store into the arena, done while the kernels run, which is
+// the same issue/wait schedule the CUDA backend's copy stream follows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +15,14 @@
 #include "executor.h"
 #include "status.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace mwrt;
 using namespace mwrt::detail;
@@ -37,6 +46,55 @@ class CpuBackend final : public Backend {
 public:
   explicit CpuBackend(const SessionOptions &options) {
     kernelOptions.referenceMatmul = options.referenceMatmul;
+  }
+  ~CpuBackend() override {
+    if (!copier.joinable())
+      return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    queued.notify_all();
+    copier.join();
+  }
+
+  mwrt_status prepareCopies(size_t count) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    issued.assign(count, 0);
+    done.assign(count, 0);
+    ring.assign(count, Job());
+    head = size = 0;
+    if (count && !copier.joinable())
+      copier = std::thread([this] { copyLoop(); });
+    return MWRT_OK;
+  }
+
+  mwrt_status copyToDevice(size_t handle, void *dst, const void *src,
+                           size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (handle >= issued.size() || size == ring.size())
+      return setError(MWRT_INTERNAL, "copy handle " + std::to_string(handle) +
+                                         " is out of range or still busy");
+    ring[(head + size++) % ring.size()] = Job{handle, dst, src, bytes};
+    ++issued[handle];
+    queued.notify_one();
+    return MWRT_OK;
+  }
+
+  mwrt_status finishCopy(size_t handle) override { return waitCopy(handle); }
+
+  mwrt_status waitCopy(size_t handle) override {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (handle >= issued.size())
+      return setError(MWRT_INTERNAL,
+                      "copy handle " + std::to_string(handle) + " is out of range");
+    completed.wait(lock, [&] { return done[handle] == issued[handle]; });
+    return MWRT_OK;
+  }
+
+  double copySeconds() const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return busySeconds;
   }
 
   const char *name() const override { return "cpu"; }
@@ -87,7 +145,47 @@ public:
   }
 
 private:
+  /// The copy thread: takes jobs in issue order and copies each.
+  void copyLoop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      queued.wait(lock, [&] { return stopping || size > 0; });
+      if (size == 0)
+        return;
+      Job job = ring[head];
+      lock.unlock();
+      auto start = std::chrono::steady_clock::now();
+      if (job.bytes)
+        std::memcpy(job.dst, job.src, job.bytes);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      lock.lock();
+      head = (head + 1) % ring.size();
+      --size;
+      busySeconds += seconds;
+      ++done[job.handle];
+      completed.notify_all();
+    }
+  }
+
+  struct Job {
+    size_t handle = 0;
+    void *dst = nullptr;
+    const void *src = nullptr;
+    size_t bytes = 0;
+  };
+
   CpuKernelOptions kernelOptions;
+  mutable std::mutex mutex;
+  std::condition_variable queued, completed;
+  std::thread copier;
+  std::vector<Job> ring;
+  size_t head = 0, size = 0;
+  /// Per handle: copies started and completed (equal when it is idle).
+  std::vector<uint64_t> issued, done;
+  double busySeconds = 0;
+  bool stopping = false;
 };
 
 } // namespace

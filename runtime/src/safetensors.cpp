@@ -11,6 +11,7 @@
 //===---------------------------------------------------------------------===//
 
 #include "mwrt/safetensors.h"
+#include "file_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -585,22 +586,8 @@ bool buildResult(const std::string &source, std::vector<Entry> &entries,
 
 /// Reads exactly `size` bytes at `offset`; false on error or end of file.
 bool readAt(int fd, uint8_t *data, size_t size, uint64_t offset, int &code) {
-  code = 0;
-  while (size > 0) {
-    ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      code = errno;
-      return false;
-    }
-    if (n == 0)
-      return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
+  uint64_t got = 0;
+  return detail::preadFully(fd, data, size, offset, got, code) && got == size;
 }
 
 /// Sets `error` for a failed or short read of `what` in `path`; false.
@@ -767,6 +754,7 @@ bool SafeTensorsFile::open(const std::string &path, std::string &error) {
       entry.shape = std::move(e.shape);
       entry.bytes = e.end - e.begin;
       entry.begin = 8 + headerSize + e.begin;
+      entry.offset = entry.begin;
       order.push_back(e.name);
       entries.emplace(std::move(e.name), std::move(entry));
     }
@@ -901,12 +889,21 @@ bool writeImpl(const std::string &path, const SafeTensors &in,
   for (int i = 0; i < 8; ++i)
     prefix[i] = static_cast<uint8_t>(uint64_t(header.size()) >> (8 * i));
 
-  // O_EXCL with a fresh name instead of mkstemp: mkstemp makes the file
-  // 0600, which the rename would then impose on the target; open(0666)
-  // honours the umask like any other file the user creates.
+  // An unnamed file (O_TMPFILE) where the filesystem has them: it gets a
+  // name only once it is complete, so a process killed while writing leaves
+  // nothing behind. Elsewhere, O_EXCL with a fresh name instead of mkstemp:
+  // mkstemp makes the file 0600, which the rename would then impose on the
+  // target; open(0666) honours the umask like any other file the user
+  // creates.
   static std::atomic<uint64_t> counter{0};
   TempFile temp;
-  for (int attempt = 0;; ++attempt) {
+  bool unnamed = false;
+#ifdef O_TMPFILE
+  temp.fd = ::open(parentDirectory(path).c_str(),
+                   O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  unnamed = temp.fd >= 0;
+#endif
+  for (int attempt = 0; !unnamed; ++attempt) {
     temp.path = path + ".tmp-" + std::to_string(::getpid()) + "-" +
                 std::to_string(counter++);
     temp.fd = ::open(temp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
@@ -924,8 +921,10 @@ bool writeImpl(const std::string &path, const SafeTensors &in,
 
   auto failed = [&](const char *what) {
     int code = errno;
-    error = path + ": cannot " + what + " " + quote(temp.path) + ": " +
-            errnoText(code);
+    error = path + ": cannot " + what + " " +
+            (temp.path.empty() ? std::string("its temporary file")
+                               : quote(temp.path)) +
+            ": " + errnoText(code);
     return false;
   };
   if (!writeAll(temp.fd, prefix, sizeof(prefix)) ||
@@ -939,6 +938,25 @@ bool writeImpl(const std::string &path, const SafeTensors &in,
   }
   if (::fsync(temp.fd) != 0)
     return failed("fsync");
+  if (unnamed) {
+    // Complete: name it (through /proc, which needs no privilege, unlike
+    // linkat's AT_EMPTY_PATH), then rename that name over `path` below.
+    std::string self = "/proc/self/fd/" + std::to_string(temp.fd);
+    for (int attempt = 0;; ++attempt) {
+      temp.path = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(counter++);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp.path.c_str(),
+                   AT_SYMLINK_FOLLOW) == 0)
+        break;
+      int code = errno;
+      if (code != EEXIST || attempt == 100) {
+        error = path + ": cannot name the temporary file " + quote(temp.path) +
+                ": " + errnoText(code);
+        temp.path.clear();
+        return false;
+      }
+    }
+  }
   int fd = temp.fd;
   temp.fd = -1;
   if (::close(fd) != 0)

@@ -17,14 +17,18 @@
 #include "checkpoint.h"
 #include "comm/communicator.h"
 #include "mwrt/initial_values.h"
+#include "offload.h"
 #include "status.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 using namespace mwrt;
@@ -67,6 +71,10 @@ int64_t countOf(const std::vector<int64_t> &shape) {
 bool isState(const PersistentDesc &d) {
   return (d.role == Role::Param || d.role == Role::OptimizerState) &&
          d.argument >= 0;
+}
+
+bool onDevice(const PersistentDesc &d) {
+  return d.placement == Placement::Device;
 }
 
 /// Inputs and labels that the caller binds.
@@ -190,6 +198,16 @@ public:
                         std::vector<std::string> *missingState);
   mwrt_status gather(const TensorRef &t, TensorData &out) const;
   mwrt_status step();
+  /// Sets offloaded File persistent `p` to be read from `offset` in `file`.
+  void bindFile(int p, const std::shared_ptr<OffloadFile> &file,
+                uint64_t offset);
+  /// Before the first step: File persistents that no --weights file gave
+  /// take the shared session's file, or else the deterministic defaults,
+  /// written to <offload_path>/<function>.weights.safetensors.
+  mwrt_status ensureFileWeights();
+  /// The bytes of offloaded persistent `p` (Host: the host store; File: its
+  /// file).
+  mwrt_status readOffloaded(int p, TensorData &out) const;
 
   std::shared_ptr<const Plan> plan;
   SessionOptions options;
@@ -209,6 +227,21 @@ public:
   bool sharedArena = false;
   std::vector<bool> sharedPersist;
   uint64_t sharedBytes = 0;
+  /// Per persistent: its index in the shared session's plan, or -1.
+  std::vector<int> sharedFrom;
+  const SessionImpl *other = nullptr;
+
+  /// Offloaded weights (docs/offload.md): the host store of Host
+  /// persistents, the engine that streams them and File persistents into
+  /// the arena, and each File persistent's file and offset there.
+  std::unique_ptr<OffloadEngine> offload;
+  void *hostBlock = nullptr;
+  uint64_t hostBytes = 0;
+  struct FileSource {
+    std::shared_ptr<OffloadFile> file;
+    uint64_t offset = 0;
+  };
+  std::vector<FileSource> fileSources;
 
   std::vector<void *> persistData;
   std::vector<TensorRef> persistRefs; ///< each persistent, row-major
@@ -228,10 +261,13 @@ public:
 
 SessionImpl::~SessionImpl() {
   executor.reset();
-  if (backend)
+  offload.reset();
+  if (backend) {
     for (void *p : {sharedArena ? nullptr : arena, persistBlock, staging, fused})
       if (p)
         backend->release(p);
+    backend->releaseHost(hostBlock);
+  }
 }
 
 mwrt_status SessionImpl::allocate(uint64_t bytes, uint64_t alignment,
@@ -256,9 +292,17 @@ mwrt_status SessionImpl::init(std::string_view device) {
     return st;
   uint64_t arenaAlign =
       std::max<uint64_t>(p.arenaAlignment(), kBufferAlignment);
-  const SessionImpl *other =
-      options.shareWith ? options.shareWith->impl.get() : nullptr;
+  other = options.shareWith ? options.shareWith->impl.get() : nullptr;
   sharedPersist.assign(p.persistents().size(), false);
+  sharedFrom.assign(p.persistents().size(), -1);
+  fileSources.assign(p.persistents().size(), FileSource());
+  bool offloaded = false;
+  for (const PersistentDesc &d : p.persistents())
+    offloaded |= !onDevice(d);
+  if (offloaded && p.ranks() != 1)
+    return setError(MWRT_UNAVAILABLE,
+                    p.source() + ": offloaded weights are for plans of one "
+                                 "rank");
   std::vector<void *> sharedData(p.persistents().size(), nullptr);
   if (other) {
     const Plan &q = *other->plan;
@@ -290,36 +334,52 @@ mwrt_status SessionImpl::init(std::string_view device) {
         continue;
       const PersistentDesc &e = q.persistents()[j];
       if (e.argument < 0 || e.role != d.role || e.dtype != d.dtype ||
-          e.shape != d.shape)
+          e.shape != d.shape || e.placement != d.placement)
         return setError(MWRT_INVALID_ARGUMENT,
                         p.source() + ": '" + d.name + "' (" +
                             roleName(d.role) + ", " + shapeText(d.shape) +
+                            (onDevice(d) ? "" : ", offloaded") +
                             ") differs from " + q.source() +
                             "'s, so the two cannot share it");
       sharedPersist[i] = true;
+      sharedFrom[i] = j;
       sharedData[i] = other->persistData[j];
-      sharedBytes += d.bytes;
+      fileSources[i] = other->fileSources[j];
+      if (onDevice(d))
+        sharedBytes += d.bytes;
     }
   } else if (mwrt_status st =
                  allocate(p.arenaSize(), arenaAlign, arena, "arena")) {
     return st;
   }
 
+  // Device persistents in one device block, Host ones in the host store;
+  // File ones have no memory (a fetch reads them from their file).
   std::vector<uint64_t> offsets;
   for (size_t i = 0; i < p.persistents().size(); ++i) {
-    offsets.push_back(persistBytes);
-    if (!sharedPersist[i])
-      persistBytes += alignUp(p.persistents()[i].bytes, kBufferAlignment);
+    const PersistentDesc &d = p.persistents()[i];
+    uint64_t &total = d.placement == Placement::Host ? hostBytes : persistBytes;
+    offsets.push_back(total);
+    if (!sharedPersist[i] && d.placement != Placement::File)
+      total += alignUp(d.bytes, kBufferAlignment);
   }
   if (mwrt_status st = allocate(persistBytes, kBufferAlignment, persistBlock,
                                 "persistent buffers"))
     return st;
+  if (mwrt_status st =
+          backend->allocateHost(hostBytes, kBufferAlignment, hostBlock))
+    return setError(st, p.source() + ": cannot allocate the host store of "
+                                     "offloaded weights (" +
+                            std::to_string(hostBytes) +
+                            " bytes): " + mwrt_last_error());
   for (size_t i = 0; i < p.persistents().size(); ++i) {
     const PersistentDesc &d = p.persistents()[i];
-    void *base = sharedPersist[i] ? sharedData[i]
-                 : persistBlock
-                     ? static_cast<uint8_t *>(persistBlock) + offsets[i]
-                     : nullptr;
+    void *block =
+        d.placement == Placement::Host ? hostBlock : persistBlock;
+    void *base = sharedPersist[i]                ? sharedData[i]
+                 : d.placement == Placement::File ? nullptr
+                 : block ? static_cast<uint8_t *>(block) + offsets[i]
+                         : nullptr;
     persistData.push_back(base);
     persistRefs.emplace_back(d.dtype, d.shape, d.bytes ? base : nullptr,
                              rowMajor(d.shape));
@@ -337,6 +397,20 @@ mwrt_status SessionImpl::init(std::string_view device) {
             allocate(fusedBytes, kBufferAlignment, fused, "fused-kernel scratch"))
       return st;
     executor->setFusedScratch(fused);
+  }
+  std::vector<FetchDesc> fetches;
+  if (mwrt_status st = executor->fetches(fetches))
+    return setError(st, p.source() + ": " + mwrt_last_error());
+  if (!fetches.empty()) {
+    offload = std::make_unique<OffloadEngine>(*backend);
+    if (mwrt_status st = offload->prepare(std::move(fetches)))
+      return setError(st, p.source() + ": " + mwrt_last_error());
+    hostBytes += offload->stagingBytes();
+    for (size_t i = 0; i < p.persistents().size(); ++i)
+      if (fileSources[i].file)
+        offload->setSource(static_cast<int>(i), fileSources[i].file,
+                           fileSources[i].offset);
+    executor->setOffload(offload.get());
   }
   for (const ResultDesc &r : p.results())
     resultRefs.push_back(executor->bind(r.value));
@@ -601,18 +675,127 @@ mwrt_status SessionImpl::initializeDefaults() {
 
 mwrt_status SessionImpl::upload(int p, const void *bytes) {
   const PersistentDesc &d = plan->persistents()[p];
-  if (d.bytes == 0)
+  if (d.bytes == 0 || d.placement == Placement::File)
+    return MWRT_OK; // a File persistent's bytes stay in its file
+  if (d.placement == Placement::Host) {
+    std::memcpy(persistData[p], bytes, d.bytes);
     return MWRT_OK;
+  }
   return backend->upload(persistData[p], bytes, d.bytes);
 }
 
 bool SessionImpl::readsParts() const {
   if (plan->ranks() > 1)
     return true;
+  // File persistents are never read whole from --weights: by parts, each
+  // tensor's range is read on its own, and theirs only when fetched.
   for (const PersistentDesc &d : plan->persistents())
-    if (!d.shard.empty())
+    if (!d.shard.empty() || d.placement == Placement::File)
       return true;
   return false;
+}
+
+void SessionImpl::bindFile(int p, const std::shared_ptr<OffloadFile> &file,
+                           uint64_t offset) {
+  fileSources[p] = FileSource{file, offset};
+  if (offload)
+    offload->setSource(p, file, offset);
+}
+
+mwrt_status SessionImpl::ensureFileWeights() {
+  if (!offload)
+    return MWRT_OK;
+  const Plan &p = *plan;
+  // A shared File persistent reads the shared session's file, whichever it
+  // has now (its --weights, or its defaults).
+  if (other && other->offload) {
+    if (mwrt_status st = const_cast<SessionImpl *>(other)->ensureFileWeights())
+      return st;
+    for (size_t i = 0; i < p.persistents().size(); ++i) {
+      if (sharedFrom[i] < 0 || p.persistents()[i].placement != Placement::File)
+        continue;
+      const FileSource &theirs = other->fileSources[sharedFrom[i]];
+      if (theirs.file && (theirs.file != fileSources[i].file ||
+                          theirs.offset != fileSources[i].offset))
+        bindFile(static_cast<int>(i), theirs.file, theirs.offset);
+    }
+  }
+  if (offload->ready())
+    return MWRT_OK;
+  // The defaults, drawn as initializeDefaults drew them, into one file
+  // written atomically (a killed run leaves no partial file).
+  NormalGenerator weights(options.seed);
+  NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
+  SafeTensors file;
+  std::vector<uint8_t> bytes;
+  std::string error;
+  for (size_t i = 0; i < p.persistents().size(); ++i) {
+    const PersistentDesc &d = p.persistents()[i];
+    fillDefault(static_cast<int>(i), weights, data, bytes);
+    if (d.placement != Placement::File)
+      continue;
+    TensorData t;
+    t.dtype = d.dtype;
+    t.shape = d.shape;
+    t.bytes = bytes;
+    if (!file.add(d.name, std::move(t), error))
+      return setError(MWRT_INTERNAL, error);
+  }
+  std::string dir = p.offloadPath().empty() ? "." : p.offloadPath();
+  for (size_t at = 1; at <= dir.size(); ++at)
+    if (at == dir.size() || dir[at] == '/')
+      if (::mkdir(dir.substr(0, at).c_str(), 0777) != 0 && errno != EEXIST)
+        return setError(MWRT_INVALID_ARGUMENT,
+                        "offload path " + dir + ": cannot create " +
+                            dir.substr(0, at) + ": " + std::strerror(errno));
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "offload path " + dir + " is not a directory (the plan's "
+                    "File weights are written there without --weights)");
+  std::string path =
+      dir + "/" + (p.function().empty() ? "plan" : p.function()) +
+      ".weights.safetensors";
+  if (!writeSafeTensors(path, file, error))
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "writing the offloaded weights' defaults: " + error);
+  auto opened = std::make_shared<OffloadFile>();
+  if (mwrt_status st = opened->open(path, /*direct=*/true))
+    return st;
+  for (size_t i = 0; i < p.persistents().size(); ++i)
+    if (p.persistents()[i].placement == Placement::File)
+      bindFile(static_cast<int>(i), opened,
+               opened->tensors().find(p.persistents()[i].name)->offset);
+  return MWRT_OK;
+}
+
+mwrt_status SessionImpl::readOffloaded(int p, TensorData &out) const {
+  const PersistentDesc &d = plan->persistents()[p];
+  out.dtype = d.dtype;
+  out.shape = d.shape;
+  out.bytes.assign(d.bytes, 0);
+  if (d.placement == Placement::Host) {
+    if (d.bytes)
+      std::memcpy(out.bytes.data(), persistData[p], d.bytes);
+    return MWRT_OK;
+  }
+  // Before the first step and without --weights: the defaults' file.
+  if (mwrt_status st = const_cast<SessionImpl *>(this)->ensureFileWeights())
+    return st;
+  const FileSource &src = fileSources[p];
+  if (!src.file)
+    return setError(MWRT_INTERNAL, "'" + d.name + "' has no weights file");
+  void *staging = nullptr;
+  if (posix_memalign(&staging, kDirectAlignment, stagingBytesFor(d.bytes)) != 0)
+    return setError(MWRT_INTERNAL, "out of host memory");
+  uint64_t delta = 0;
+  mwrt_status st = src.file->read(d.name, src.offset, d.bytes,
+                                  static_cast<uint8_t *>(staging), delta);
+  if (st == MWRT_OK && d.bytes)
+    std::memcpy(out.bytes.data(), static_cast<uint8_t *>(staging) + delta,
+                d.bytes);
+  std::free(staging);
+  return st;
 }
 
 mwrt_status SessionImpl::readPart(const SafeTensorsFile &file, int p,
@@ -701,14 +884,28 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
   const Plan &p = *plan;
   std::vector<std::pair<int, std::vector<uint8_t>>> bind;
   std::vector<std::string> missing;
+  std::vector<std::pair<int, uint64_t>> fileBind;
   for (size_t i = 0; i < p.persistents().size(); ++i) {
     const PersistentDesc &d = p.persistents()[i];
     if (weights && !isState(d))
       continue;
     std::vector<uint8_t> bytes;
     bool found = false;
-    if (mwrt_status st = readPart(file, static_cast<int>(i), bytes, found))
+    const SafeTensorsFile::Tensor *inFile = nullptr;
+    if (d.placement == Placement::File) {
+      // Checked now, read when a fetch needs it.
+      inFile = file.find(d.name);
+      found = inFile != nullptr;
+      if (found && (inFile->dtype != d.dtype || inFile->shape != d.shape))
+        return setError(MWRT_INVALID_ARGUMENT,
+                        path + ": tensor '" + d.name + "' is " +
+                            typeText(inFile->dtype, inFile->shape) +
+                            ", but the plan's " + roleName(d.role) + " '" +
+                            d.name + "' is " + typeText(d.dtype, d.shape));
+    } else if (mwrt_status st =
+                   readPart(file, static_cast<int>(i), bytes, found)) {
       return st;
+    }
     if (!found) {
       if (weights && d.role == Role::Param)
         return setError(MWRT_NOT_FOUND,
@@ -730,7 +927,17 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
                       path + ": tensor '" + d.name + "' is also in the "
                              "weights file " + weightsSource[i] +
                              "; a tensor comes from one file only");
-    bind.emplace_back(static_cast<int>(i), std::move(bytes));
+    if (inFile)
+      fileBind.emplace_back(static_cast<int>(i), inFile->offset);
+    else
+      bind.emplace_back(static_cast<int>(i), std::move(bytes));
+  }
+  if (!fileBind.empty()) {
+    auto opened = std::make_shared<OffloadFile>();
+    if (mwrt_status st = opened->open(path, /*direct=*/true))
+      return st;
+    for (auto [index, offset] : fileBind)
+      bindFile(index, opened, offset);
   }
   for (auto &[index, bytes] : bind)
     if (mwrt_status st = upload(index, bytes.data()))
@@ -738,6 +945,8 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
   if (weights) {
     weightsSource.resize(p.persistents().size());
     for (auto &[index, bytes] : bind)
+      weightsSource[index] = path;
+    for (auto [index, offset] : fileBind)
       weightsSource[index] = path;
     if (missingState)
       *missingState = std::move(missing);
@@ -789,6 +998,8 @@ mwrt_status SessionImpl::gather(const TensorRef &t, TensorData &out) const {
 
 mwrt_status SessionImpl::step() {
   uint64_t number = steps + 1;
+  if (mwrt_status st = ensureFileWeights())
+    return st;
   if (mwrt_status st = executor->run(number))
     return st;
   int lossIndex = plan->lossResult();
@@ -960,6 +1171,10 @@ mwrt_status Session::setTensor(std::string_view name, DType dtype,
                     "set tensor: the plan has no persistent named '" +
                         std::string(name) + "'");
   const PersistentDesc &d = impl->plan->persistents()[p];
+  if (d.placement == Placement::File)
+    return setError(MWRT_INVALID_ARGUMENT,
+                    "set tensor: '" + d.name + "' is offloaded to a weights "
+                    "file; give its value in the --weights file");
   TensorData probe;
   probe.dtype = dtype;
   probe.shape = shape;
@@ -1008,6 +1223,8 @@ mwrt_status Session::readPersistent(std::string_view name,
   if (p < 0)
     return setError(MWRT_NOT_FOUND, "the plan has no persistent named '" +
                                         std::string(name) + "'");
+  if (!onDevice(impl->plan->persistents()[p]))
+    return impl->readOffloaded(p, out);
   return impl->gather(impl->persistRefs[p], out);
 }
 
@@ -1057,6 +1274,29 @@ SessionStats Session::stats() const {
   s.lowerBoundBytes = impl->plan->lowerBound();
   s.steps = impl->steps;
   s.sharedBytes = impl->sharedBytes;
+  s.hostBytes = impl->hostBytes;
+  return s;
+}
+
+OffloadStats Session::offloadStats() const {
+  OffloadStats s;
+  if (!impl->offload)
+    return s;
+  OffloadCounters c = impl->offload->counters();
+  s.steps = c.steps;
+  s.fetches = c.fetches;
+  s.bytesStreamed = c.bytesStreamed;
+  s.bytesRead = c.bytesRead;
+  s.computeSeconds = c.stepSeconds - c.waitSeconds;
+  s.copySeconds = impl->backend->copySeconds();
+  s.waitSeconds = c.waitSeconds;
+  s.readSeconds = c.readSeconds;
+  for (const SessionImpl::FileSource &f : impl->fileSources)
+    if (f.file) {
+      s.file = f.file->path();
+      break;
+    }
+  s.direct = !s.file.empty() && impl->offload->allDirect();
   return s;
 }
 

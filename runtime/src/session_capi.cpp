@@ -329,3 +329,23 @@ extern "C" mwrt_status mwrt_session_get_stats(const mwrt_session *session,
   stats->steps = s.steps;
   return MWRT_OK;
 }
+
+extern "C" mwrt_status
+mwrt_session_get_offload_stats(const mwrt_session *session,
+                               mwrt_offload_stats *stats) {
+  if (!session)
+    return nullArgument("session");
+  if (!stats)
+    return nullArgument("stats");
+  OffloadStats s = session->session->offloadStats();
+  stats->steps = s.steps;
+  stats->fetches = s.fetches;
+  stats->bytes_streamed = s.bytesStreamed;
+  stats->bytes_read = s.bytesRead;
+  stats->host_bytes = session->session->stats().hostBytes;
+  stats->compute_s = s.computeSeconds;
+  stats->copy_s = s.copySeconds;
+  stats->wait_s = s.waitSeconds;
+  stats->read_s = s.readSeconds;
+  return MWRT_OK;
+}

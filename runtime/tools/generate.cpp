@@ -621,6 +621,18 @@ int generateMain(int argc, char **argv) {
   double util = utilSamples ? utilSum / utilSamples : 0;
   SessionStats so1 = owner->stats(), so2 = sharer->stats();
   uint64_t measured = so1.measuredPeakBytes + so2.measuredPeakBytes;
+  // Offloaded weights: both sessions' fetches (they share the host store).
+  OffloadStats of1 = owner->offloadStats(), of2 = sharer->offloadStats();
+  uint64_t fetches = of1.fetches + of2.fetches;
+  nlohmann::ordered_json offload = nullptr;
+  if (fetches)
+    offload = {{"compute_s", of1.computeSeconds + of2.computeSeconds},
+               {"copy_s", of1.copySeconds + of2.copySeconds},
+               {"wait_s", of1.waitSeconds + of2.waitSeconds},
+               {"read_s", of1.readSeconds + of2.readSeconds},
+               {"bytes_streamed", of1.bytesStreamed + of2.bytesStreamed},
+               {"fetches", fetches},
+               {"host_bytes", so1.hostBytes + so2.hostBytes}};
 
   if (o.json) {
     nlohmann::ordered_json j;
@@ -646,6 +658,7 @@ int generateMain(int argc, char **argv) {
     j["kv_blocks"] = blocks;
     j["kv_blocks_peak"] = peakBlocks;
     j["measured_peak_bytes"] = measured;
+    j["offload"] = offload;
     nlohmann::ordered_json outs = nlohmann::ordered_json::array();
     for (const Request &q : reqs)
       outs.push_back(std::vector<int32_t>(q.tokens.begin() + q.promptLen,
@@ -679,5 +692,14 @@ int generateMain(int argc, char **argv) {
               static_cast<unsigned long long>(prefillSteps),
               static_cast<unsigned long long>(decodeSteps),
               static_cast<unsigned long long>(measured));
+  if (fetches)
+    std::printf("offload (all steps): compute %.3f s, copy %.3f s, waiting "
+                "for weights %.3f s, file reads %.3f s; %llu B streamed\n",
+                offload["compute_s"].get<double>(),
+                offload["copy_s"].get<double>(),
+                offload["wait_s"].get<double>(),
+                offload["read_s"].get<double>(),
+                static_cast<unsigned long long>(
+                    offload["bytes_streamed"].get<uint64_t>()));
   return 0;
 }

@@ -68,6 +68,13 @@ const char *kUsage =
     "  --report json          print one JSON object instead of text\n"
     "  --reference-matmul     matmul with the evaluator's loops (bit-exact)\n"
     "\n"
+    "Offloaded weights (a plan from --mw-offload, docs/offload.md): host\n"
+    "  weights load from --weights like others; file weights are read by\n"
+    "  offset from --weights, or from <path>/<function>.weights.safetensors\n"
+    "  (written with the defaults when there is no --weights), with O_DIRECT\n"
+    "  unless MWRT_OFFLOAD_DIRECT=0; the report adds compute, copy, wait and\n"
+    "  read time per step and the bytes streamed.\n"
+    "\n"
     "Several ranks (a plan from --mw-zero with ranks=N): start N processes,\n"
     "  mpirun -np N mw-run PLAN ...; every rank reads its own part of --weights\n"
     "  (a whole checkpoint, read by offset, or a sharded checkpoint directory)\n"
@@ -346,6 +353,70 @@ int consolidateMain(const Options &o) {
   return 0;
 }
 
+/// `now` less `before`: one step's offload traffic.
+OffloadStats offloadDelta(const OffloadStats &now, const OffloadStats &before) {
+  OffloadStats d = now;
+  d.steps -= before.steps;
+  d.fetches -= before.fetches;
+  d.bytesStreamed -= before.bytesStreamed;
+  d.bytesRead -= before.bytesRead;
+  d.computeSeconds -= before.computeSeconds;
+  d.copySeconds -= before.copySeconds;
+  d.waitSeconds -= before.waitSeconds;
+  d.readSeconds -= before.readSeconds;
+  return d;
+}
+
+/// --report json's "offload": the mean step's compute, copy, wait and read
+/// seconds and bytes, then each step's.
+nlohmann::ordered_json offloadReport(const OffloadStats &total,
+                                     const std::vector<OffloadStats> &steps,
+                                     uint64_t hostBytes) {
+  auto one = [](const OffloadStats &s, double n) {
+    nlohmann::ordered_json j;
+    j["compute_s"] = s.computeSeconds / n;
+    j["copy_s"] = s.copySeconds / n;
+    j["wait_s"] = s.waitSeconds / n;
+    j["read_s"] = s.readSeconds / n;
+    j["bytes_streamed"] = static_cast<uint64_t>(s.bytesStreamed / n);
+    j["bytes_read"] = static_cast<uint64_t>(s.bytesRead / n);
+    return j;
+  };
+  nlohmann::ordered_json j =
+      one(total, total.steps ? static_cast<double>(total.steps) : 1.0);
+  j["fetches_per_step"] =
+      total.steps ? total.fetches / total.steps : total.fetches;
+  j["steps"] = total.steps;
+  j["host_bytes"] = hostBytes;
+  j["file"] = total.file.empty() ? nlohmann::ordered_json(nullptr)
+                                 : nlohmann::ordered_json(total.file);
+  j["direct_io"] = total.direct;
+  nlohmann::ordered_json each = nlohmann::ordered_json::array();
+  for (const OffloadStats &s : steps)
+    each.push_back(one(s, 1.0));
+  j["per_step"] = each;
+  return j;
+}
+
+/// The text summary's offload lines.
+void printOffload(const OffloadStats &s, uint64_t hostBytes) {
+  double n = s.steps ? static_cast<double>(s.steps) : 1.0;
+  std::printf("offload: per step compute %.3f ms, copy %.3f ms, waiting for "
+              "weights %.3f ms, file reads %.3f ms; %llu B streamed in %llu "
+              "fetches\n",
+              1e3 * s.computeSeconds / n, 1e3 * s.copySeconds / n,
+              1e3 * s.waitSeconds / n, 1e3 * s.readSeconds / n,
+              static_cast<unsigned long long>(s.bytesStreamed / n),
+              static_cast<unsigned long long>(s.fetches / n));
+  std::printf("offload: host memory %llu B (host store and staging, outside "
+              "the device peak); %s\n",
+              static_cast<unsigned long long>(hostBytes),
+              s.file.empty() ? "no weights file"
+                             : ("weights file " + s.file +
+                                (s.direct ? " (O_DIRECT)" : " (buffered)"))
+                                   .c_str());
+}
+
 nlohmann::ordered_json commReport(const CommStats &c) {
   nlohmann::ordered_json j;
   for (int k = 0; k < 4; ++k)
@@ -456,6 +527,9 @@ int run(const Options &o) {
   std::vector<double> losses, times;
   losses.reserve(o.steps);
   times.reserve(o.steps);
+  // Offloaded weights: each step's share of the session's counters.
+  std::vector<OffloadStats> offloadSteps;
+  OffloadStats offloadBefore = session->offloadStats();
   for (uint64_t s = 1; s <= o.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
     mwrt_status status = session->step();
@@ -470,6 +544,9 @@ int run(const Options &o) {
     }
     double ms = std::chrono::duration<double, std::milli>(end - start).count();
     times.push_back(ms);
+    OffloadStats offloadNow = session->offloadStats();
+    offloadSteps.push_back(offloadDelta(offloadNow, offloadBefore));
+    offloadBefore = offloadNow;
     double loss = 0;
     if (hasLoss && session->loss(loss) == MWRT_OK)
       losses.push_back(loss);
@@ -508,6 +585,8 @@ int run(const Options &o) {
 
   SessionStats st = session->stats();
   CommStats comm = session->commStats();
+  OffloadStats offload = session->offloadStats();
+  bool offloaded = offload.fetches > 0;
   double medianMs = median(times);
   uint64_t rss = maxRssBytes();
   nlohmann::ordered_json memory = {
@@ -543,6 +622,9 @@ int run(const Options &o) {
     report["median_step_ms"] = medianMs;
     report["memory"] = memory;
     report["communication"] = commReport(comm);
+    report["offload"] =
+        offloaded ? offloadReport(offload, offloadSteps, st.hostBytes)
+                  : nlohmann::ordered_json(nullptr);
     nlohmann::ordered_json perRank = nlohmann::ordered_json::array();
     for (const std::string &text : all)
       perRank.push_back(nlohmann::ordered_json::parse(text, nullptr, false));
@@ -571,6 +653,8 @@ int run(const Options &o) {
   std::printf("arena lower bound %llu B; process max RSS %.1f MiB\n",
               static_cast<unsigned long long>(st.lowerBoundBytes),
               rss / 1048576.0);
+  if (offloaded)
+    printOffload(offload, st.hostBytes);
   if (multi) {
     uint64_t sent = 0;
     for (const CommStats::Kind &k : comm.kinds)

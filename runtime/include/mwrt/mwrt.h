@@ -173,6 +173,26 @@ typedef struct mwrt_session_stats {
 mwrt_status mwrt_session_get_stats(const mwrt_session *session,
                                    mwrt_session_stats *stats);
 
+/* Offloaded weights (--mw-offload), summed over the steps completed; all
+ * zero for a plan without fetches. compute = the steps' wall time less the
+ * time the kernels waited for weights; copy = the copy engine's busy time;
+ * read = the file reader's time; host_bytes = the host store and staging
+ * (host memory, outside the device peak). */
+typedef struct mwrt_offload_stats {
+  uint64_t steps;
+  uint64_t fetches;
+  uint64_t bytes_streamed; /* copied into the arena's weight slots */
+  uint64_t bytes_read;     /* read from the weights file */
+  uint64_t host_bytes;
+  double compute_s;
+  double copy_s;
+  double wait_s;
+  double read_s;
+} mwrt_offload_stats;
+
+mwrt_status mwrt_session_get_offload_stats(const mwrt_session *session,
+                                           mwrt_offload_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -257,6 +257,32 @@ struct SessionStats {
   /// arena and the shared persistents) rather than its own; they are in
   /// neither measuredPeakBytes nor persistentBytes.
   uint64_t sharedBytes = 0;
+  /// Host memory for offloaded weights (docs/offload.md): the host store of
+  /// Host persistents and the file reader's staging buffers. Not device
+  /// memory: in neither peak (nor are File persistents, which stay in
+  /// their file).
+  uint64_t hostBytes = 0;
+};
+
+/// What the offloaded weights cost a session's steps, summed over the steps
+/// completed (docs/runtime.md "Offloaded weights"). compute = the steps'
+/// wall time less the time the kernels waited for a fetch; copy = the copy
+/// engine's busy time (the CPU's copy thread, the CUDA copy stream), which
+/// overlaps compute; read = the file reader's time in pread, which overlaps
+/// both.
+struct OffloadStats {
+  uint64_t steps = 0;
+  uint64_t fetches = 0;
+  uint64_t bytesStreamed = 0; ///< copied into the arena's weight slots
+  uint64_t bytesRead = 0;     ///< read from the weights file
+  double computeSeconds = 0;
+  double copySeconds = 0;
+  double waitSeconds = 0;
+  double readSeconds = 0;
+  /// The File persistents' weights file ("" when none), and whether every
+  /// read of it went through O_DIRECT.
+  std::string file;
+  bool direct = false;
 };
 
 class SessionImpl;
@@ -324,6 +350,8 @@ public:
   mwrt_status saveWeights(const std::string &path) const;
 
   SessionStats stats() const;
+  /// The offloaded weights' traffic (all zero for a plan without fetches).
+  OffloadStats offloadStats() const;
   /// What the collectives moved, per kind (mwrt/comm.h).
   CommStats commStats() const;
   /// The steps the sharded checkpoint loadWeights read had run (0 when

@@ -106,7 +106,8 @@ public:
   struct Tensor {
     DType dtype = DType::F32;
     std::vector<int64_t> shape;
-    uint64_t bytes = 0; ///< the tensor's size in the file
+    uint64_t bytes = 0;  ///< the tensor's size in the file
+    uint64_t offset = 0; ///< where its bytes start, from the file's start
   };
 
   SafeTensorsFile() = default;
@@ -148,7 +149,9 @@ private:
 /// temporary in the same directory, fsynced and renamed over `path`, so
 /// readers see the old file or the new one, never a partial one; on failure
 /// the temporary is removed, an existing `path` is left as it was, and
-/// `error` says why.
+/// `error` says why. Where the filesystem has unnamed files (O_TMPFILE) the
+/// temporary has no name until it is complete, so a killed writer leaves no
+/// partial file.
 bool writeSafeTensors(const std::string &path, const SafeTensors &in,
                       std::string &error);
 

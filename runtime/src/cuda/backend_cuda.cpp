@@ -36,6 +36,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace mwrt;
 using namespace mwrt::detail;
@@ -149,6 +150,13 @@ public:
         cudaLibraryUnload(entry.second.library);
     if (lt)
       cublasLtDestroy(lt);
+    for (std::vector<cudaEvent_t> *list : {&issueEvents, &startEvents,
+                                            &doneEvents})
+      for (cudaEvent_t e : *list)
+        if (e)
+          cudaEventDestroy(e);
+    if (copyStream)
+      cudaStreamDestroy(copyStream);
     if (stream)
       cudaStreamDestroy(stream);
   }
@@ -255,6 +263,85 @@ public:
   mwrt_status prepareFused(const FusedProgramDesc &program) override;
   uint64_t fusedScratchBytes(const FusedProgramDesc &program) const override;
 
+  // Offloaded weights: pinned host memory, and a copy stream ordered
+  // against the kernels' stream by events, one set per handle, made when
+  // the session is created.
+  mwrt_status allocateHost(uint64_t bytes, uint64_t alignment,
+                           void *&ptr) override {
+    ptr = nullptr;
+    if (bytes == 0)
+      return MWRT_OK;
+    if (alignment > 4096) // cudaHostAlloc returns whole pages
+      return setError(MWRT_INVALID_ARGUMENT,
+                      "pinned host memory cannot be aligned to " +
+                          std::to_string(alignment) + " bytes (at most 4096)");
+    if (cudaError_t e = cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault);
+        e != cudaSuccess) {
+      ptr = nullptr;
+      return setError(MWRT_INTERNAL, "cannot pin " + std::to_string(bytes) +
+                                         " bytes of host memory: " +
+                                         cudaGetErrorString(e));
+    }
+    std::memset(ptr, 0, bytes);
+    return MWRT_OK;
+  }
+
+  void releaseHost(void *ptr) override {
+    if (ptr)
+      cudaFreeHost(ptr);
+  }
+
+  mwrt_status prepareCopies(size_t count) override {
+    // A replayed graph would not order itself against the copy stream.
+    useGraph = false;
+    if (!copyStream && count)
+      MWRT_CUDA_CHECK(
+          cudaStreamCreateWithFlags(&copyStream, cudaStreamNonBlocking));
+    for (std::vector<cudaEvent_t> *list :
+         {&issueEvents, &startEvents, &doneEvents}) {
+      bool timing = list != &issueEvents;
+      while (list->size() < count) {
+        cudaEvent_t e = nullptr;
+        MWRT_CUDA_CHECK(cudaEventCreateWithFlags(
+            &e, timing ? cudaEventDefault : cudaEventDisableTiming));
+        list->push_back(e);
+      }
+    }
+    timed.assign(count, 0);
+    return MWRT_OK;
+  }
+
+  mwrt_status markCopyIssue(size_t handle) override {
+    MWRT_TRY(flushAdamW()); // the kernels before the issue point, launched
+    MWRT_CUDA_CHECK(cudaEventRecord(issueEvents.at(handle), stream));
+    return MWRT_OK;
+  }
+
+  mwrt_status copyToDevice(size_t handle, void *dst, const void *src,
+                           size_t bytes) override {
+    MWRT_CUDA_CHECK(cudaStreamWaitEvent(copyStream, issueEvents.at(handle), 0));
+    MWRT_CUDA_CHECK(cudaEventRecord(startEvents.at(handle), copyStream));
+    if (bytes)
+      MWRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                      copyStream));
+    MWRT_CUDA_CHECK(cudaEventRecord(doneEvents.at(handle), copyStream));
+    timed.at(handle) = 1;
+    return MWRT_OK;
+  }
+
+  mwrt_status finishCopy(size_t handle) override {
+    MWRT_CUDA_CHECK(cudaEventSynchronize(doneEvents.at(handle)));
+    return MWRT_OK;
+  }
+
+  mwrt_status waitCopy(size_t handle) override {
+    MWRT_TRY(flushAdamW());
+    MWRT_CUDA_CHECK(cudaStreamWaitEvent(stream, doneEvents.at(handle), 0));
+    return MWRT_OK;
+  }
+
+  double copySeconds() const override { return copyBusySeconds; }
+
   mwrt_status synchronize() override {
     if (mwrt_status status = flushAdamW(); status != MWRT_OK) {
       abandonCapture();
@@ -275,6 +362,15 @@ public:
     if (graphExec && pendingRuns > 0)
       MWRT_CUDA_CHECK(cudaGraphLaunch(graphExec, stream));
     MWRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (size_t h = 0; h < timed.size(); ++h) {
+      if (!timed[h])
+        continue;
+      float ms = 0;
+      MWRT_CUDA_CHECK(cudaEventSynchronize(doneEvents[h]));
+      MWRT_CUDA_CHECK(cudaEventElapsedTime(&ms, startEvents[h], doneEvents[h]));
+      copyBusySeconds += ms / 1000.0;
+      timed[h] = 0;
+    }
     if (pendingRuns > 0) {
       pendingRuns = 0;
       ++completedSteps;
@@ -418,6 +514,13 @@ private:
                    int64_t batch, int64_t strideA, int64_t strideB);
 
   cudaStream_t stream = nullptr;
+  /// The copy engine (prepareCopies): its stream and, per handle, the issue
+  /// point on `stream`, the copy's start and end on `copyStream`, and
+  /// whether the copy's time is yet to be added to copyBusySeconds.
+  cudaStream_t copyStream = nullptr;
+  std::vector<cudaEvent_t> issueEvents, startEvents, doneEvents;
+  std::vector<char> timed;
+  double copyBusySeconds = 0;
   cublasLtHandle_t lt = nullptr;
   void *cublasWorkspace = nullptr;
   void *workspace = nullptr;
