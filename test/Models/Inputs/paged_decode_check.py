@@ -221,6 +221,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--family", default="gpt")
     ap.add_argument("--rotary", action="store_true")
+    ap.add_argument("--kv-heads", type=int, default=0,
+                    help="llama: key/value heads (grouped-query attention)")
     ap.add_argument("--kv-dtype", default="f32")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--min-agree", type=float, default=1.0,
@@ -243,6 +245,8 @@ def main():
     args.vocab = 256
     B = len(args.prompts)
     common = [args.family, "--batch", str(B)] + (["--rotary"] if args.rotary else [])
+    if args.kv_heads:
+        common += ["--kv-heads", str(args.kv_heads)]
 
     with tempfile.TemporaryDirectory() as tmp:
         fwd, w = os.path.join(tmp, "fwd.mlir"), os.path.join(tmp, "w.st")
@@ -309,9 +313,10 @@ def main():
             worst = max(worst, err)
             agree += argmax(row) == argmax(want)
         n = len(s.records)
-        print("paged-decode %s%s kv=%s steps=%d max_rel_err=%.3e argmax_agree=%d/%d"
-              % (args.family, " rotary" if args.rotary else "", args.kv_dtype, n,
-                 worst, agree, n))
+        print("paged-decode %s%s%s kv=%s steps=%d max_rel_err=%.3e argmax_agree=%d/%d"
+              % (args.family, " rotary" if args.rotary else "",
+                 " kv_heads=%d" % args.kv_heads if args.kv_heads else "",
+                 args.kv_dtype, n, worst, agree, n))
         if args.mw_run:
             check_plan(args, tmp, os.path.join(tmp, "inf-%s.mlir" % args.kv_dtype), w)
         if worst > args.rtol:
