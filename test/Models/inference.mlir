@@ -54,6 +54,15 @@
 // GQA: mw.paged_attention {{.*}} : (tensor<2x4x8x16xf32>, tensor<8x4x2x16xi8>, tensor<8x4x2x16xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x8x16xf32>
 // GQA-LABEL: func.func @decode(
 // GQA: mw.paged_attention {{.*}} : (tensor<2x4x1x16xf32>, tensor<8x4x2x16xi8>, tensor<8x4x2x16xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x1x16xf32>
+// mw-run serves the grouped-query steps on the CPU (int8 cache).
+// RUN: mw-models llama --preset llama-tiny-gqa --rotary --inference --max-batch 2 --max-seq 32 --prompt-len 8 --block 4 --kv-dtype int8 -o %t.gqa.mlir
+// RUN: mw-opt %t.gqa.mlir --mw-train-pipeline -o %t.gqa.planned.mlir
+// RUN: mw-translate --mw-to-plan --mw-plan-function=prefill %t.gqa.planned.mlir -o %t.gqa.prefill.mwplan
+// RUN: mw-translate --mw-to-plan --mw-plan-function=decode %t.gqa.planned.mlir -o %t.gqa.decode.mwplan
+// RUN: mw-run %t.gqa.decode.mwplan --generate --prefill %t.gqa.prefill.mwplan --synthetic 5 --max-new-tokens 8 | FileCheck %s --check-prefix=GQA-SERVE
+// GQA-SERVE: tokens/s
+// GQA-SERVE: preemptions 0
+// GQA-SERVE: steps: {{[0-9]+}} prefill, {{[0-9]+}} decode
 // One scale per key/value head, so 2 here.
 // RUN: not mw-models llama --preset llama-tiny-gqa --inference --kv-dtype int8 --kv-scale 1,2,3,4 2>&1 | FileCheck %s --check-prefix=GQA-COUNT
 // GQA-COUNT: error: --kv-scale has 4 values, expected 1 or 2 (one per key/value head)
