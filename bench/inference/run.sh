@@ -9,10 +9,9 @@
 # weights: each cell is one mw-models and one mw-opt run (about a second for
 # OPT-30B). docs/inference.md records a run.
 #
-# OPT-30B-shaped is `mw-models gpt` with OPT-30B's dimensions (48 layers,
-# hidden 7168, 56 heads, ffn 28672, vocab 50272, 2048 positions): GPT-2's
-# block, not OPT's (ReLU, no tied head), which changes neither the KV cache
-# nor, to a few MB, the weights.
+# OPT-30B-shaped is `mw-models opt --preset opt-30b-shaped` (48 layers,
+# hidden 7168, 56 heads, ffn 28672, vocab 50272, 2048 positions; OPT's block:
+# ReLU MLP, biases, final LayerNorm, lm_head tied to embed_tokens).
 #
 # Usage: bench/inference/run.sh [--seq-len N] [--max-batch B]
 #          [--prompt-len P] [--requests N] [--seed S] [--out DIR]
@@ -51,7 +50,7 @@ records=$out/records.jsonl
 models=(
   "gpt2-medium|1024|gpt --preset gpt2-medium"
   "llama-7b-shaped|2048|llama --preset llama-7b-shaped --rotary"
-  "opt-30b-shaped|2048|gpt --layers 48 --hidden 7168 --heads 56 --ffn 28672 --vocab 50272 --seq 2048"
+  "opt-30b-shaped|2048|opt --preset opt-30b-shaped"
 )
 for m in "${models[@]}"; do
   IFS='|' read -r name max_seq args <<< "$m"

@@ -109,7 +109,7 @@ std::optional<AttentionKind> mlir::mw::models::parseAttention(StringRef name) {
 
 bool ModelConfig::operator==(const ModelConfig &o) const {
   return family == o.family && layers == o.layers && hidden == o.hidden &&
-         heads == o.heads && ffn == o.ffn && seq == o.seq && batch == o.batch &&
+         heads == o.heads && numKvHeads() == o.numKvHeads() && ffn == o.ffn && seq == o.seq && batch == o.batch &&
          vocab == o.vocab && inFeatures == o.inFeatures &&
          classes == o.classes && dtype == o.dtype && rotary == o.rotary &&
          attention == o.attention && logits == o.logits;
@@ -163,6 +163,14 @@ ArrayRef<Preset> mlir::mw::models::getPresets() {
        transformer(Family::Gpt, 96, 12288, 96, 49152, 2048, 1, 50257)},
       {"llama-tiny", "Llama shaped, tiny",
        transformer(Family::Llama, 2, 64, 4, 176, 32, 2, 256)},
+      {"llama-tiny-gqa", "llama-tiny with grouped-query attention: 2 key/value "
+                         "heads for 4 query heads",
+       [] {
+         ModelConfig c =
+             transformer(Family::Llama, 2, 64, 4, 176, 32, 2, 256);
+         c.kvHeads = 2;
+         return c;
+       }()},
       {"llama-7b-shaped", "Llama-2 7B dimensions (6.74B)",
        transformer(Family::Llama, 32, 4096, 32, 11008, 2048, 1, 32000)},
       {"bert-tiny", "BERT shaped, tiny, masked LM",
@@ -212,6 +220,8 @@ std::string mlir::mw::models::formatFlags(const ModelConfig &c) {
   else
     os << " --heads " << c.heads << " --ffn " << c.ffn << " --seq " << c.seq
        << " --batch " << c.batch << " --vocab " << c.vocab;
+  if (c.numKvHeads() != c.heads)
+    os << " --kv-heads " << c.kvHeads;
   os << " --dtype " << stringifyDType(c.dtype);
   if (c.rotary)
     os << " --rotary";
@@ -276,11 +286,15 @@ static CheckedInt paramCount(const ModelConfig &c) {
   case Family::Gpt:
   case Family::Opt:
     return v * d + s * d + l * encoderBlockParams(d, f) + CheckedInt(2) * d;
-  case Family::Llama:
+  case Family::Llama: {
+    // q_proj and o_proj are [D, D]; k_proj and v_proj [K, D], K the key/value
+    // heads' width.
+    CheckedInt k = c.heads > 0 ? c.hidden / c.heads * c.numKvHeads() : 0;
     return CheckedInt(2) * v * d +
-           l * (CheckedInt(4) * d * d + CheckedInt(3) * d * f +
-                CheckedInt(2) * d) +
+           l * (CheckedInt(2) * d * d + CheckedInt(2) * d * k +
+                CheckedInt(3) * d * f + CheckedInt(2) * d) +
            d;
+  }
   case Family::Bert:
     return (v + s + CheckedInt(2)) * d + CheckedInt(2) * d +
            l * encoderBlockParams(d, f) + (d * d + d) + CheckedInt(2) * d + v;
@@ -325,6 +339,11 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
   if (c.rotary && c.family != Family::Llama)
     return fail("--rotary applies only to the llama family, not " +
                 stringifyFamily(c.family));
+  if (c.kvHeads != 0 && c.family != Family::Llama)
+    return fail("--kv-heads applies only to the llama family, not " +
+                stringifyFamily(c.family));
+  if (c.kvHeads < 0)
+    return fail("--kv-heads must be positive, got " + Twine(c.kvHeads));
   if (c.logits && c.family != Family::Gpt && c.family != Family::Llama &&
       c.family != Family::Opt)
     return fail("--logits applies only to the gpt, llama and opt families, "
@@ -337,6 +356,9 @@ LogicalResult mlir::mw::models::validate(const ModelConfig &c,
     if (c.hidden % c.heads != 0)
       return fail("--hidden (" + Twine(c.hidden) +
                   ") must be a multiple of --heads (" + Twine(c.heads) + ")");
+    if (c.heads % c.numKvHeads() != 0)
+      return fail("--kv-heads (" + Twine(c.numKvHeads()) +
+                  ") must divide --heads (" + Twine(c.heads) + ")");
     int64_t headDim = c.hidden / c.heads;
     if (c.rotary && headDim % 2 != 0)
       return fail("--rotary needs an even head dimension, got " +
@@ -709,11 +731,28 @@ private:
 // Shared transformer pieces
 //===----------------------------------------------------------------------===//
 
-/// [B, S, D] -> [B, H, S, Dh].
+/// [B, S, H*Dh] -> [B, H, S, Dh] (H the query heads, or llama's key/value
+/// heads).
 static Value splitHeads(ForwardBuilder &fb, const ModelConfig &c, Value x) {
   int64_t dh = c.hidden / c.heads;
-  x = fb.reshape(x, {c.batch, c.seq, c.heads, dh});
+  int64_t heads = ForwardBuilder::shapeOf(x).back() / dh;
+  x = fb.reshape(x, {c.batch, c.seq, heads, dh});
   return fb.transpose(x, {0, 2, 1, 3});
+}
+
+/// Grouped-query attention's keys or values for every query head: [B, Hkv,
+/// S, Dh] -> [B, Hq, S, Dh], query head h reading key/value head
+/// h / (Hq / Hkv) (HF's repeat_kv). Concatenating along a new group axis keeps
+/// to ops with gradients (the backward sums each group's copies).
+static Value repeatKv(ForwardBuilder &fb, const ModelConfig &c, Value x) {
+  ArrayRef<int64_t> shape = ForwardBuilder::shapeOf(x);
+  int64_t groups = c.heads / shape[1];
+  if (groups == 1)
+    return x;
+  Value rows = fb.reshape(x, {shape[0], shape[1], 1, shape[2] * shape[3]});
+  SmallVector<Value> copies(groups, rows);
+  return fb.reshape(fb.concat(copies, 2),
+                    {shape[0], c.heads, shape[2], shape[3]});
 }
 
 /// [B, H, S, Dh] -> [B, S, D].
@@ -913,7 +952,8 @@ static std::pair<Value, Value> rotaryTables(ForwardBuilder &fb,
 static Value applyRotary(ForwardBuilder &fb, const ModelConfig &c, Value x,
                          Value cos, Value sin) {
   int64_t half = c.hidden / c.heads / 2;
-  SmallVector<int64_t> sizes = {c.batch, c.heads, c.seq, half};
+  SmallVector<int64_t> sizes = {c.batch, ForwardBuilder::shapeOf(x)[1], c.seq,
+                                half};
   Value x1 = fb.slice(x, {0, 0, 0, 0}, sizes);
   Value x2 = fb.slice(x, {0, 0, 0, half}, sizes);
   // One op per statement: the order of evaluation of call arguments is
@@ -932,14 +972,14 @@ static Value applyRotary(ForwardBuilder &fb, const ModelConfig &c, Value x,
 /// an untied lm_head. Linear weights are [out, in], applied as x @ W^T.
 /// Llama's parameters, in the order of its state dict.
 static void declareLlamaParams(ForwardBuilder &fb, const ModelConfig &c) {
-  int64_t d = c.hidden, f = c.ffn;
+  int64_t d = c.hidden, f = c.ffn, kv = d / c.heads * c.numKvHeads();
   fb.param("model.embed_tokens.weight", {c.vocab, d});
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string l = ("model.layers." + Twine(i) + ".").str();
     fb.param(l + "input_layernorm.weight", {d});
     fb.param(l + "self_attn.q_proj.weight", {d, d});
-    fb.param(l + "self_attn.k_proj.weight", {d, d});
-    fb.param(l + "self_attn.v_proj.weight", {d, d});
+    fb.param(l + "self_attn.k_proj.weight", {kv, d});
+    fb.param(l + "self_attn.v_proj.weight", {kv, d});
     fb.param(l + "self_attn.o_proj.weight", {d, d});
     fb.param(l + "post_attention_layernorm.weight", {d});
     fb.param(l + "mlp.gate_proj.weight", {f, d});
@@ -981,7 +1021,8 @@ static OwningOpRef<ModuleOp> buildLlama(ForwardBuilder &fb,
       q = applyRotary(fb, c, q, cos, sin);
       k = applyRotary(fb, c, k, cos, sin);
     }
-    Value a = fb.attention(q, k, v, /*causal=*/true);
+    Value a = fb.attention(q, repeatKv(fb, c, k), repeatKv(fb, c, v),
+                           /*causal=*/true);
     a = linear(mergeHeads(fb, c, a), l + "self_attn.o_proj.weight");
     x = fb.add(x, a);
 
@@ -1263,9 +1304,9 @@ LogicalResult mlir::mw::models::resolveInference(const ModelConfig &c,
     return fail("--kv-scale is for int8 and fp8e4m3 caches, not " +
                 stringifyKvDType(*ic.kvDType));
   int64_t n = static_cast<int64_t>(ic.kvScales.size());
-  if (n > 1 && n != c.heads)
+  if (n > 1 && n != c.numKvHeads())
     return fail("--kv-scale has " + Twine(n) + " values, expected 1 or " +
-                Twine(c.heads) + " (one per key/value head)");
+                Twine(c.numKvHeads()) + " (one per key/value head)");
   for (double s : ic.kvScales)
     if (!(s > 0.0) || !std::isfinite(s) ||
         !std::isfinite(static_cast<float>(s)))
@@ -1325,8 +1366,8 @@ public:
       declareOptParams(fb, c);
     else
       declareLlamaParams(fb, c);
-    auto cacheType =
-        RankedTensorType::get({ic.numBlocks, ic.block, c.heads, dh}, cacheElem);
+    auto cacheType = RankedTensorType::get(
+        {ic.numBlocks, ic.block, c.numKvHeads(), dh}, cacheElem);
     SmallVector<ForwardBuilder::ResultSpec> results = {
         {RankedTensorType::get({ic.maxBatch, c.vocab}, fb.elementType()),
          Role::output, "logits"}};
@@ -1367,10 +1408,11 @@ private:
     }
   }
 
-  /// [B, T, D] -> [B, H, T, Dh].
+  /// [B, T, H*Dh] -> [B, H, T, Dh] (query heads, or key/value heads).
   Value splitHeads(Value x) {
     int64_t dh = c.hidden / c.heads;
-    return fb.transpose(fb.reshape(x, {ic.maxBatch, t, c.heads, dh}),
+    int64_t heads = ForwardBuilder::shapeOf(x).back() / dh;
+    return fb.transpose(fb.reshape(x, {ic.maxBatch, t, heads, dh}),
                         {0, 2, 1, 3});
   }
   /// [B, H, T, Dh] -> [B, T, D].
@@ -1380,13 +1422,15 @@ private:
   }
   /// [B, H, T, Dh] keys or values -> the cache's [B*T, H, Dh] rows.
   Value tokenRows(Value x) {
-    int64_t dh = c.hidden / c.heads;
+    ArrayRef<int64_t> shape = ForwardBuilder::shapeOf(x);
     return fb.reshape(fb.transpose(x, {0, 2, 1, 3}),
-                      {ic.maxBatch * t, c.heads, dh});
+                      {ic.maxBatch * t, shape[1], shape[3]});
   }
 
-  /// Writes layer `i`'s new keys and values ([B, H, T, Dh]) into its caches
-  /// and attends with `q` ([B, H, T, Dh]) to each sequence's context.
+  /// Writes layer `i`'s new keys and values ([B, Hkv, T, Dh]) into its
+  /// caches and attends with `q` ([B, Hq, T, Dh]) to each sequence's context
+  /// (grouped-query when Hkv < Hq: mw.paged_attention reads cache head
+  /// h / (Hq / Hkv) for query head h).
   Value attend(int64_t i, Value q, Value k, Value v) {
     std::string p = layerPrefix(i);
     Value slots = fb.arg("slot_mapping");
@@ -1486,7 +1530,8 @@ private:
       sin = gather(sinTable);
     }
     auto rotate = [&](Value v) {
-      SmallVector<int64_t> sizes = {ic.maxBatch, c.heads, t, half};
+      SmallVector<int64_t> sizes = {ic.maxBatch, ForwardBuilder::shapeOf(v)[1],
+                                    t, half};
       Value x1 = fb.slice(v, {0, 0, 0, 0}, sizes);
       Value x2 = fb.slice(v, {0, 0, 0, half}, sizes);
       Value x1Cos = fb.mul(x1, cos);

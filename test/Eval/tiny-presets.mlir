@@ -4,6 +4,8 @@
 // RUN: mw-models gpt --preset gpt2-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models llama --preset llama-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models llama --preset llama-tiny --rotary | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
+// RUN: mw-models llama --preset llama-tiny-gqa --rotary | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
+// RUN: mw-models llama --preset llama-tiny-gqa --dtype bf16 --train --precision bf16 | mw-eval - --entry train_step --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models bert --preset bert-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models opt --preset opt-tiny | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ
 // RUN: mw-models opt --preset opt-tiny --dtype bf16 | mw-eval - --random-inputs 0 --print | FileCheck %s --check-prefix=SEQ

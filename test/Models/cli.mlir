@@ -10,6 +10,7 @@
 // HELP-DAG: --emit-locations
 // HELP-DAG: --ffn=<F>
 // HELP-DAG: --heads=<H>
+// HELP-DAG: --kv-heads=<N>
 // HELP-DAG: --hidden=<D>
 // HELP-DAG: --in-features=<I>
 // HELP-DAG: --layers=<N>
@@ -34,6 +35,7 @@
 // HELP-NEXT: gpt2-xl
 // HELP-NEXT: gpt3-175b
 // HELP-NEXT: llama-tiny
+// HELP-NEXT: llama-tiny-gqa
 // HELP-NEXT: llama-7b-shaped
 // HELP-NEXT: bert-tiny
 // HELP-NEXT: bert-base
@@ -51,6 +53,7 @@
 // LIST-NEXT: gpt2-xl           gpt          1557611200 params  layers=48 hidden=1600 heads=25 head_dim=64 ffn=6400 seq=1024 batch=1 vocab=50257
 // LIST-NEXT: gpt3-175b         gpt        174604259328 params  layers=96 hidden=12288 heads=96 head_dim=128 ffn=49152 seq=2048 batch=1 vocab=50257
 // LIST-NEXT: llama-tiny        llama            133440 params  layers=2 hidden=64 heads=4 head_dim=16 ffn=176 seq=32 batch=2 vocab=256
+// LIST-NEXT: llama-tiny-gqa    llama            125248 params  layers=2 hidden=64 heads=4 kv_heads=2 head_dim=16 ffn=176 seq=32 batch=2 vocab=256
 // LIST-NEXT: llama-7b-shaped   llama        6738415616 params  layers=32 hidden=4096 heads=32 head_dim=128 ffn=11008 seq=2048 batch=1 vocab=32000
 // LIST-NEXT: bert-tiny         bert             123200 params  layers=2 hidden=64 heads=4 head_dim=16 ffn=256 seq=32 batch=2 vocab=256
 // LIST-NEXT: bert-base         bert          109514298 params  layers=12 hidden=768 heads=12 head_dim=64 ffn=3072 seq=512 batch=1 vocab=30522
@@ -62,6 +65,7 @@
 // RUN: mw-models llama --list-presets | FileCheck %s --check-prefix=LLAMA
 // LLAMA-NOT:  {{mlp|gpt|bert|opt}}
 // LLAMA:      llama-tiny
+// LLAMA-NEXT: llama-tiny-gqa
 // LLAMA-NEXT: llama-7b-shaped
 // LLAMA-NOT:  {{mlp|gpt|bert|opt}}
 // RUN: mw-models opt --list-presets | FileCheck %s --check-prefix=OPT

@@ -22,7 +22,7 @@
 // NOFAMILY: mw-models: error: no family given; usage: mw-models FAMILY [options] (valid families: mlp, gpt, llama, bert, opt; see --help)
 //
 // RUN: not mw-models gpt --preset gpt4 2>&1 | FileCheck %s --check-prefix=PRESET
-// PRESET: mw-models: error: unknown preset 'gpt4'; valid presets: mlp-tiny, gpt2-tiny, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-175b, llama-tiny, llama-7b-shaped, bert-tiny, bert-base, bert-large, opt-tiny, opt-30b-shaped
+// PRESET: mw-models: error: unknown preset 'gpt4'; valid presets: mlp-tiny, gpt2-tiny, gpt2-small, gpt2-medium, gpt2-large, gpt2-xl, gpt3-175b, llama-tiny, llama-tiny-gqa, llama-7b-shaped, bert-tiny, bert-base, bert-large, opt-tiny, opt-30b-shaped
 // RUN: not mw-models bert --preset gpt2-small 2>&1 | FileCheck %s --check-prefix=WRONGFAMILY
 // WRONGFAMILY: mw-models: error: preset 'gpt2-small' is a gpt model, not bert
 //
@@ -35,6 +35,12 @@
 // ROTARY: mw-models: error: --rotary applies only to the llama family, not bert
 // RUN: not mw-models llama --hidden 60 --heads 4 --rotary 2>&1 | FileCheck %s --check-prefix=ODDHEAD
 // ODDHEAD: mw-models: error: --rotary needs an even head dimension, got 60 / 4 = 15
+// RUN: not mw-models gpt --kv-heads 2 2>&1 | FileCheck %s --check-prefix=KVFAMILY
+// KVFAMILY: mw-models: error: --kv-heads does not apply to the gpt family
+// RUN: not mw-models llama --kv-heads 3 2>&1 | FileCheck %s --check-prefix=KVDIV
+// KVDIV: mw-models: error: --kv-heads (3) must divide --heads (4)
+// RUN: not mw-models llama --kv-heads 0 2>&1 | FileCheck %s --check-prefix=KVZERO
+// KVZERO: mw-models: error: --kv-heads must be positive, got 0
 //
 // Sizes that do not fit the i32 labels or overflow 64-bit sizes.
 // RUN: not mw-models gpt --vocab 3000000000 2>&1 | FileCheck %s --check-prefix=VOCAB

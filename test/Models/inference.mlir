@@ -38,6 +38,43 @@
 // LLAMA: mw.paged_attention {{.*}}k_scale = array<f32: 5.000000e-01>{{.*}}v_scale = array<f32: 5.000000e-01>
 // LLAMA-LABEL: func.func @decode(
 
+// Grouped-query llama: 2 key/value heads for 4 query heads. k_proj and v_proj
+// have 2 * 16 outputs, the caches 2 heads, and mw.paged_attention reads cache
+// head h / 2 for query head h (no repeated keys in the inference steps).
+// RUN: mw-models llama --preset llama-tiny-gqa --rotary --inference --max-seq 16 --block 4 --prompt-len 8 --kv-dtype int8 --kv-scale 0.5,0.25 --emit-locations=false | FileCheck %s --check-prefix=GQA
+// GQA: //   mw-models llama --layers 2 --hidden 64 --heads 4 --ffn 176 --seq 32 --batch 2 --vocab 256 --kv-heads 2 --dtype f32 --rotary --inference
+// GQA: // llama, @prefill and @decode: layers=2 hidden=64 heads=4 kv_heads=2 head_dim=16
+// GQA: // parameters: 125248
+// GQA-LABEL: func.func @prefill(
+// GQA-SAME: tensor<32x64xf32> {mw.name = "model.layers.0.self_attn.k_proj.weight", mw.role = #mw.role<param>}
+// GQA-SAME: tensor<32x64xf32> {mw.name = "model.layers.0.self_attn.v_proj.weight", mw.role = #mw.role<param>}
+// GQA-SAME: tensor<8x4x2x16xi8> {mw.name = "model.layers.0.self_attn.k_cache", mw.role = #mw.role<kv_cache>}
+// GQA-NOT: mw.attention
+// GQA: mw.kv_cache_write {{.*}}scale = array<f32: 5.000000e-01, 2.500000e-01>} : (tensor<8x4x2x16xi8>, tensor<16x2x16xf32>, tensor<16xi32>) -> tensor<8x4x2x16xi8>
+// GQA: mw.paged_attention {{.*}} : (tensor<2x4x8x16xf32>, tensor<8x4x2x16xi8>, tensor<8x4x2x16xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x8x16xf32>
+// GQA-LABEL: func.func @decode(
+// GQA: mw.paged_attention {{.*}} : (tensor<2x4x1x16xf32>, tensor<8x4x2x16xi8>, tensor<8x4x2x16xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x1x16xf32>
+// mw-run serves the grouped-query steps on the CPU (int8 cache).
+// RUN: mw-models llama --preset llama-tiny-gqa --rotary --inference --max-batch 2 --max-seq 32 --prompt-len 8 --block 4 --kv-dtype int8 -o %t.gqa.mlir
+// RUN: mw-opt %t.gqa.mlir --mw-train-pipeline -o %t.gqa.planned.mlir
+// RUN: mw-translate --mw-to-plan --mw-plan-function=prefill %t.gqa.planned.mlir -o %t.gqa.prefill.mwplan
+// RUN: mw-translate --mw-to-plan --mw-plan-function=decode %t.gqa.planned.mlir -o %t.gqa.decode.mwplan
+// RUN: mw-run %t.gqa.decode.mwplan --generate --prefill %t.gqa.prefill.mwplan --synthetic 5 --max-new-tokens 8 | FileCheck %s --check-prefix=GQA-SERVE
+// GQA-SERVE: tokens/s
+// GQA-SERVE: preemptions 0
+// GQA-SERVE: steps: {{[0-9]+}} prefill, {{[0-9]+}} decode
+// One scale per key/value head, so 2 here.
+// RUN: not mw-models llama --preset llama-tiny-gqa --inference --kv-dtype int8 --kv-scale 1,2,3,4 2>&1 | FileCheck %s --check-prefix=GQA-COUNT
+// GQA-COUNT: error: --kv-scale has 4 values, expected 1 or 2 (one per key/value head)
+// The KV plan's bytes per token halve: 2 layers x K and V x 2 heads x 16 x 4
+// bytes = 512 (llama-tiny: 1024), so about twice the blocks fit.
+// RUN: mw-models llama --preset llama-tiny --inference --max-batch 4 --max-seq 32 --prompt-len 8 | mw-opt --mw-kv-plan="device-memory=64MB format=json" -o /dev/null | FileCheck %s --check-prefix=MHA-PLAN
+// RUN: mw-models llama --preset llama-tiny-gqa --inference --max-batch 4 --max-seq 32 --prompt-len 8 | mw-opt --mw-kv-plan="device-memory=64MB format=json" -o /dev/null | FileCheck %s --check-prefix=GQA-PLAN
+// MHA-PLAN: "bytes_per_token": 1024
+// MHA-PLAN: "blocks": 1821
+// GQA-PLAN: "bytes_per_token": 512
+// GQA-PLAN: "blocks": 3647
+
 // Bad options: one message each, exit 1 (bad values) or a usage error.
 // RUN: not mw-models bert --inference 2>&1 | FileCheck %s --check-prefix=BERT
 // BERT: error: --inference applies only to the gpt, llama and opt families, not bert
@@ -82,6 +119,11 @@
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama | FileCheck %s --check-prefix=F32
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --mw-run | FileCheck %s --check-prefix=F32
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family opt --mw-run | FileCheck %s --check-prefixes=F32,PLAN
+// Grouped-query llama (2 and 1 key/value heads for 4 query heads): @forward
+// repeats the keys and values per query head, the steps read the shared cache
+// head.
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --kv-heads 2 --mw-run | FileCheck %s --check-prefixes=F32,PLAN
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --kv-heads 1 | FileCheck %s --check-prefix=F32
 // F32: kv=f32 steps=18 max_rel_err=0.000e+00 argmax_agree=18/18
 // PLAN: mw-run decode step: 5 outputs equal mw-eval's bit for bit
 // A block table pointing outside the cache (48 blocks) fails the step.
@@ -96,4 +138,7 @@
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family gpt --kv-dtype fp8e4m3 --rtol 4e-2 --min-agree 0.9 --mw-run | FileCheck %s --check-prefix=QUANT
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --kv-dtype int8 --rtol 2e-2 --min-agree 0.9 | FileCheck %s --check-prefix=QUANT
 // RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --kv-dtype fp8e4m3 --rtol 8e-2 --min-agree 0.9 | FileCheck %s --check-prefix=QUANT
+// Grouped-query (measured: int8 8.0e-3 18/18, fp8e4m3 4.1e-2 17/18).
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --kv-heads 2 --kv-dtype int8 --rtol 2e-2 --min-agree 0.9 --mw-run | FileCheck %s --check-prefix=QUANT
+// RUN: python3 %S/Inputs/paged_decode_check.py --bin %mw_bin --family llama --rotary --kv-heads 2 --kv-dtype fp8e4m3 --rtol 8e-2 --min-agree 0.9 | FileCheck %s --check-prefix=QUANT
 // QUANT: paged-decode {{.*}} steps=18 max_rel_err={{.*}} argmax_agree={{1[0-9]}}/18

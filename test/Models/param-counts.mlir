@@ -32,6 +32,10 @@
 // LLAMA-TINY: "param_count": 133440,
 // LLAMA-TINY: "op_count": 50,
 
+// Grouped-query: k_proj and v_proj are [2 * 16, 64], 2 * 2 * 2048 fewer.
+// RUN: mw-models llama --preset llama-tiny-gqa | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=LLAMA-GQA
+// LLAMA-GQA: "param_count": 125248,
+
 // RUN: mw-models llama --preset llama-7b-shaped | mw-opt --mw-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=LLAMA-7B
 // LLAMA-7B: "param_count": 6738415616,
 

@@ -50,7 +50,8 @@ std::string print(ModuleOp module) {
   return text;
 }
 
-/// The closed forms as published, which assume F = 4*D for GPT-2 and BERT.
+/// The closed forms as published, which assume F = 4*D for GPT-2 and BERT;
+/// Llama's k_proj and v_proj are [K, D] with K = kv heads * head_dim.
 int64_t publishedClosedForm(const ModelConfig &c) {
   int64_t v = c.vocab, s = c.seq, d = c.hidden, l = c.layers, f = c.ffn;
   switch (c.family) {
@@ -58,7 +59,10 @@ int64_t publishedClosedForm(const ModelConfig &c) {
   case Family::Opt:
     return v * d + s * d + l * (12 * d * d + 13 * d) + 2 * d;
   case Family::Llama:
-    return 2 * v * d + l * (4 * d * d + 3 * d * f + 2 * d) + d;
+  {
+    int64_t k = d / c.heads * c.numKvHeads();
+    return 2 * v * d + l * (2 * d * d + 2 * d * k + 3 * d * f + 2 * d) + d;
+  }
   case Family::Bert:
     return (v + s + 2) * d + 2 * d + l * (12 * d * d + 13 * d) + (d * d + d) +
            2 * d + v;
@@ -70,7 +74,7 @@ int64_t publishedClosedForm(const ModelConfig &c) {
 
 TEST(ModelsTest, EveryPresetMatchesItsClosedForm) {
   MLIRContext ctx;
-  ASSERT_EQ(getPresets().size(), 14u);
+  ASSERT_EQ(getPresets().size(), 15u);
   for (const Preset &p : getPresets()) {
     SCOPED_TRACE(p.name.str());
     OwningOpRef<ModuleOp> module = buildOrFail(ctx, p.config);
@@ -99,6 +103,9 @@ TEST(ModelsTest, PublishedParameterCounts) {
       {"gpt2-xl", 1557611200},
       {"gpt3-175b", 174604259328},
       {"llama-7b-shaped", 6738415616}, // Llama-2-7b
+      // llama-tiny's 133440 less 2 layers x 2 x (64 - 32) x 64 of k_proj and
+      // v_proj.
+      {"llama-tiny-gqa", 125248},
       {"bert-base", 109514298},        // BertForMaskedLM, bert-base-uncased
       {"bert-large", 335174458},       // BertForMaskedLM, bert-large-uncased
       // 48 layers of 616,655,872, embed_tokens 50272 x 7168, 2048 positions
@@ -240,6 +247,25 @@ TEST(ModelsTest, Validation) {
   config.rotary = true;
   EXPECT_TRUE(failed(validate(config, error)));
   EXPECT_EQ(error, "--rotary applies only to the llama family, not gpt");
+
+  config = preset("gpt2-tiny");
+  config.kvHeads = 2;
+  EXPECT_TRUE(failed(validate(config, error)));
+  EXPECT_EQ(error, "--kv-heads applies only to the llama family, not gpt");
+  config = preset("llama-tiny");
+  config.kvHeads = 3;
+  EXPECT_TRUE(failed(validate(config, error)));
+  EXPECT_EQ(error, "--kv-heads (3) must divide --heads (4)");
+  config.kvHeads = -2;
+  EXPECT_TRUE(failed(validate(config, error)));
+  EXPECT_EQ(error, "--kv-heads must be positive, got -2");
+  // As many key/value heads as heads is the same model as the default.
+  config.kvHeads = 4;
+  EXPECT_TRUE(succeeded(validate(config, error)));
+  EXPECT_EQ(config, preset("llama-tiny"));
+  EXPECT_EQ(formatFlags(preset("llama-tiny-gqa")),
+            "llama --layers 2 --hidden 64 --heads 4 --ffn 176 --seq 32 "
+            "--batch 2 --vocab 256 --kv-heads 2 --dtype f32");
 
   // MLP ignores the transformer fields...
   config = preset("mlp-tiny");

@@ -53,6 +53,12 @@ cl::opt<int64_t> hidden(
 cl::opt<int64_t> heads("heads", cl::value_desc("H"),
                        cl::desc("Attention heads (not mlp)"),
                        cl::cat(category));
+cl::opt<int64_t> kvHeads(
+    "kv-heads", cl::value_desc("N"),
+    cl::desc("llama only: key/value heads, grouped-query attention (N divides "
+             "--heads; default --heads); k_proj and v_proj have "
+             "N * head_dim outputs"),
+    cl::cat(category));
 cl::opt<int64_t> ffn("ffn", cl::value_desc("F"),
                      cl::desc("Feed-forward width (not mlp)"),
                      cl::cat(category));
@@ -229,10 +235,13 @@ static std::string describeDims(const ModelConfig &c) {
                          "batch={4}",
                          c.layers, c.hidden, c.inFeatures, c.classes, c.batch)
         .str();
-  return llvm::formatv("layers={0} hidden={1} heads={2} head_dim={3} ffn={4} "
-                       "seq={5} batch={6} vocab={7}",
+  std::string kv = c.numKvHeads() != c.heads
+                       ? llvm::formatv(" kv_heads={0}", c.numKvHeads()).str()
+                       : "";
+  return llvm::formatv("layers={0} hidden={1} heads={2}{8} head_dim={3} "
+                       "ffn={4} seq={5} batch={6} vocab={7}",
                        c.layers, c.hidden, c.heads, c.hidden / c.heads, c.ffn,
-                       c.seq, c.batch, c.vocab)
+                       c.seq, c.batch, c.vocab, kv)
       .str();
 }
 
@@ -287,8 +296,9 @@ OUTPUT:
 
   With --inference (gpt, llama, opt), @prefill and @decode instead: the same
   parameters, a key and a value cache per layer ([blocks, block, heads,
-  head_dim], role kv_cache, `h.N.attn.k_cache`, `model.layers.N.self_attn.
-  k_cache`, `model.decoder.layers.N.self_attn.k_cache`), and the inputs
+  head_dim], llama's heads being --kv-heads; role kv_cache,
+  `h.N.attn.k_cache`, `model.layers.N.self_attn.k_cache`,
+  `model.decoder.layers.N.self_attn.k_cache`), and the inputs
   tokens and positions [B, T], slot_mapping [B*T], block_tables [B,
   ceil(max-seq/block)] and context_lens [B] (i32); T is --prompt-len for
   @prefill (prompts left-padded) and 1 for @decode. Both
@@ -361,6 +371,7 @@ int main(int argc, char **argv) {
       {layers, config.layers, true},
       {hidden, config.hidden, true},
       {heads, config.heads, !isMlp},
+      {kvHeads, config.kvHeads, *family == Family::Llama},
       {ffn, config.ffn, !isMlp},
       {seq, config.seq, !isMlp},
       {batch, config.batch, true},
@@ -368,6 +379,9 @@ int main(int argc, char **argv) {
       {inFeatures, config.inFeatures, isMlp},
       {classes, config.classes, isMlp},
   };
+  // 0 is the field's "as many as --heads", not a value to ask for.
+  if (kvHeads.getNumOccurrences() && kvHeads <= 0)
+    return error("--kv-heads must be positive, got " + Twine(kvHeads));
   for (DimFlag &d : dims) {
     if (!d.flag.getNumOccurrences())
       continue;

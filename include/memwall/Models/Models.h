@@ -69,6 +69,9 @@ struct ModelConfig {
   int64_t hidden = 64;
   /// Attention heads; hidden must be a multiple of it.
   int64_t heads = 4;
+  /// Llama only: key/value heads (grouped-query attention); must divide
+  /// heads. 0 means as many as heads (multi-head attention).
+  int64_t kvHeads = 0;
   /// Width of the feed-forward layer.
   int64_t ffn = 256;
   /// Sequence length; also the number of learned positions (GPT-2, BERT,
@@ -90,6 +93,8 @@ struct ModelConfig {
   /// inference steps are checked against.
   bool logits = false;
 
+  /// The key/value heads: kvHeads, or heads when it is 0.
+  int64_t numKvHeads() const { return kvHeads ? kvHeads : heads; }
   bool operator==(const ModelConfig &other) const;
   bool operator!=(const ModelConfig &other) const { return !(*this == other); }
 };
@@ -123,7 +128,8 @@ llvm::StringRef stringifyAttention(AttentionKind kind);
 std::optional<AttentionKind> parseAttention(llvm::StringRef name);
 
 /// Checks that every size the family uses is positive, that hidden is a
-/// multiple of heads (and the head dimension even with rotary), that rotary
+/// multiple of heads (and the head dimension even with rotary), that kv heads
+/// (llama only) divide heads, that rotary
 /// and unfused attention are asked of families that have them, that vocab and
 /// classes fit the i32 labels, and that no tensor's element count overflows
 /// int64. On failure sets `error` to one sentence naming the offending value.
@@ -134,7 +140,8 @@ LogicalResult validate(const ModelConfig &config, std::string &error);
 ///   GPT-2:    V*D + S*D + L*(4*D^2 + 2*D*F + F + 9*D) + 2*D
 ///             (= V*D + S*D + L*(12*D^2 + 13*D) + 2*D when F = 4*D)
 ///   OPT:      the same as GPT-2 (tied lm_head; S positions, not S + 2)
-///   Llama:    2*V*D + L*(4*D^2 + 3*D*F + 2*D) + D
+///   Llama:    2*V*D + L*(2*D^2 + 2*D*K + 3*D*F + 2*D) + D, K = kv heads *
+///             D / heads (= 2*V*D + L*(4*D^2 + 3*D*F + 2*D) + D without GQA)
 ///   BERT-MLM: (V + S + 2)*D + 2*D + L*(4*D^2 + 2*D*F + F + 9*D)
 ///             + (D^2 + D) + 2*D + V
 ///   MLP:      sum over layers of (in*out + out).

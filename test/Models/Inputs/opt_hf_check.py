@@ -12,7 +12,6 @@ Needs torch and transformers (the importer's venv).
 """
 
 import argparse
-import json
 import os
 import struct
 import subprocess
@@ -22,26 +21,8 @@ import tempfile
 import torch
 import transformers as tf
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "runtime", "test", "eval_parity"))
-from generate import write_safetensors  # noqa: E402
-
-
-def f32(t):
-    t = t.detach().to(torch.float32).contiguous()
-    return ("F32", list(t.shape), struct.pack("<%df" % t.numel(), *t.flatten().tolist()))
-
-
-def read_f32(path, name):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        base = 8 + n
-        info = header[name]
-        start, end = info["data_offsets"]
-        f.seek(base + start)
-        data = f.read(end - start)
-    return info["shape"], list(struct.unpack("<%df" % ((end - start) // 4), data))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hf_tensors import f32, read_f32, write_safetensors  # noqa: E402
 
 
 def main():

@@ -19,7 +19,10 @@ and each step's logits must match the forward's at the same position:
 
 The int8 and fp8e4m3 scales are calibrated per head from an f32 run's caches
 (each head's largest |key or value| over every layer, over the code range). Pure Python and mw-eval; prints
-one line per run: `paged-decode FAMILY kv=T steps=N max_rel_err=E argmax_agree=A/N`.
+one line per run: `paged-decode FAMILY kv=T steps=N max_rel_err=E argmax_agree=A/N`,
+and for int8/fp8 how many free-running greedy tokens equal the f32 cache
+run's. --weights serves given (e.g. trained) weights instead of random ones,
+--prompt-kind sequence prompts of consecutive ids, --steps the decode steps.
 """
 
 import argparse
@@ -86,8 +89,14 @@ class Server:
         self.free = list(range(args.kv_blocks))
         rng.shuffle(self.free)
         self.tables = [[] for _ in args.prompts]
-        self.tokens = [[rng.randrange(args.vocab) for _ in range(n)]
-                       for n in args.prompts]
+        if args.prompt_kind == "sequence":
+            # Runs of consecutive ids, as in mw-run's synthetic training
+            # sequence (docs/runtime.md), from different starts.
+            self.tokens = [[(start + t) % args.vocab for t in range(n)]
+                           for start, n in zip(args.starts, args.prompts)]
+        else:
+            self.tokens = [[rng.randrange(args.vocab) for _ in range(n)]
+                           for n in args.prompts]
         self.active = [True] * len(args.prompts)
         # Per recorded step: (sequence, position, logits row).
         self.records = []
@@ -221,11 +230,22 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--family", default="gpt")
     ap.add_argument("--rotary", action="store_true")
+    ap.add_argument("--kv-heads", type=int, default=0,
+                    help="llama: key/value heads (grouped-query attention)")
     ap.add_argument("--kv-dtype", default="f32")
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--min-agree", type=float, default=1.0,
                     help="smallest share of steps whose argmax must agree")
+    ap.add_argument("--min-generated-agree", type=float, default=0.0,
+                    help="int8/fp8: smallest share of the free-running greedy "
+                         "tokens that must equal the f32 cache's run's")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--weights", help="the model's weights (e.g. mw-run "
+                    "--save-weights of a training run) instead of random ones")
+    ap.add_argument("--prompt-kind", choices=["random", "sequence"], default="random",
+                    help="random token ids, or consecutive ids (the synthetic "
+                         "training sequence's)")
+    ap.add_argument("--steps", type=int, default=6, help="greedy decode steps")
     ap.add_argument("--weight-scale", type=float, default=1.0,
                     help="multiply the random weights (larger logits)")
     ap.add_argument("--mw-run", action="store_true",
@@ -236,13 +256,18 @@ def main():
     args.mw_eval = os.path.join(args.bin, "mw-eval")
     models = os.path.join(args.bin, "mw-models")
     args.prompts = [5, 2, 7]
-    args.prompt_len, args.max_seq, args.block, args.steps = 8, 32, 4, 6
+    args.prompt_len, args.max_seq, args.block = 8, 32, 4
+    args.starts = [3, 10, 0]
+    if not 1 <= args.steps <= args.max_seq - max(args.prompts):
+        sys.exit("--steps must be 1 to %d" % (args.max_seq - max(args.prompts)))
     args.leaver, args.leave_after = 1, 3
     # Twice the blocks the run needs, so the shuffled ones are scattered.
     args.kv_blocks = 2 * len(args.prompts) * (args.max_seq // args.block)
     args.vocab = 256
     B = len(args.prompts)
     common = [args.family, "--batch", str(B)] + (["--rotary"] if args.rotary else [])
+    if args.kv_heads:
+        common += ["--kv-heads", str(args.kv_heads)]
 
     with tempfile.TemporaryDirectory() as tmp:
         fwd, w = os.path.join(tmp, "fwd.mlir"), os.path.join(tmp, "w.st")
@@ -251,6 +276,14 @@ def main():
              "--save-inputs", w])
         weights = read_st(w)
         weights.pop("tokens")
+        if args.weights:
+            # The forward's parameters, by name; a training run's file also
+            # holds optimizer state.
+            trained = read_st(args.weights)
+            missing = [n for n in weights if n not in trained]
+            if missing:
+                sys.exit("%s lacks %s" % (args.weights, ", ".join(missing)))
+            weights = {n: trained[n] for n in weights}
         if args.weight_scale != 1.0:
             for name, (dt, shape, data) in list(weights.items()):
                 vals = [v * args.weight_scale for v in floats((dt, shape, data))]
@@ -274,10 +307,12 @@ def main():
             return s, caches
 
         scale = None
+        f32_tokens = None
         if args.kv_dtype in ("int8", "fp8e4m3"):
             # Calibrate per head: the largest |key or value| of each head
             # that an f32 run stores, over every layer.
-            _, caches = serve("f32")
+            f32_run, caches = serve("f32")
+            f32_tokens = f32_run.tokens
             peaks = None
             for dtype, shape, data in read_st(caches).values():
                 heads, d = shape[2], shape[3]
@@ -309,9 +344,23 @@ def main():
             worst = max(worst, err)
             agree += argmax(row) == argmax(want)
         n = len(s.records)
-        print("paged-decode %s%s kv=%s steps=%d max_rel_err=%.3e argmax_agree=%d/%d"
-              % (args.family, " rotary" if args.rotary else "", args.kv_dtype, n,
-                 worst, agree, n))
+        print("paged-decode %s%s%s kv=%s steps=%d max_rel_err=%.3e argmax_agree=%d/%d"
+              % (args.family, " rotary" if args.rotary else "",
+                 " kv_heads=%d" % args.kv_heads if args.kv_heads else "",
+                 args.kv_dtype, n, worst, agree, n))
+        if f32_tokens is not None:
+            # Free-running greedy generation against the f32 cache's: the
+            # generated tokens that equal the f32 run's at the same place
+            # (after a first difference the contexts differ).
+            same = total = 0
+            for mine, ref_seq, n in zip(s.tokens, f32_tokens, args.prompts):
+                for a, b in zip(mine[n:], ref_seq[n:]):
+                    same += a == b
+                    total += 1
+            print("generated tokens equal to the f32 cache's: %d/%d" % (same, total))
+            if same < args.min_generated_agree * total:
+                sys.exit("only %d of %d generated tokens equal the f32 cache's"
+                         % (same, total))
         if args.mw_run:
             check_plan(args, tmp, os.path.join(tmp, "inf-%s.mlir" % args.kv_dtype), w)
         if worst > args.rtol:
