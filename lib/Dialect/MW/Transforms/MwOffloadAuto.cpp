@@ -488,7 +488,7 @@ mlir::mw::predictOffload(func::FuncOp f, const OffloadAutoOptions &o,
 
 FailureOr<OffloadDecision> mlir::mw::chooseOffload(func::FuncOp f,
                                                    const OffloadAutoOptions &o) {
-  FailureOr<OffloadPrediction> p = predictOffload(f, o, &llvm::outs());
+  FailureOr<OffloadPrediction> p = predictOffload(f, o, &llvm::errs());
   if (failed(p))
     return failure();
   return p->decision;

@@ -9,7 +9,7 @@
 // tokens/s with full offload, 18 with 12B parameters (19 layers + the
 // embeddings) on the GPU; auto chooses full offload.
 // RUN: mw-models opt --preset opt-30b-shaped --dtype f16 --inference --max-batch 1 -o %t.opt30b.mlir
-// RUN: mw-opt %t.opt30b.mlir --mw-offload="auto target=v100 function=decode" -o %t.off.mlir | FileCheck %s --check-prefix=TABLE
+// RUN: mw-opt %t.opt30b.mlir --mw-offload="auto target=v100 function=decode" -o %t.off.mlir 2>&1 | FileCheck %s --check-prefix=TABLE
 // TABLE:      mw-offload auto: @decode on v100 (32.00 GB = 29.80 GiB, host link 12.0 GB/s), 48 layers of 1.23 GB = 1.15 GiB, resident 783.74 MB
 // TABLE-NEXT:   workload: prefill 64 tokens, generate 32 per sequence (KV 1.38 MB = 1.31 MiB per token)
 // TABLE-NEXT:  pinned prefetch  batch  fits    device GB  prefill s   decode s   tokens/s
@@ -42,14 +42,17 @@
 // weights=nvme: copies at the slower of the host link and a nominal NVMe
 // drive (3.5 GB/s).
 // RUN: rm -rf %t.nvme && mkdir -p %t.nvme
-// RUN: mw-opt %t.opt30b.mlir --mw-offload="auto weights=nvme path=%t.nvme target=v100 function=decode" -o /dev/null | FileCheck %s --check-prefix=NVME
+// RUN: mw-opt %t.opt30b.mlir --mw-offload="auto weights=nvme path=%t.nvme target=v100 function=decode" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVME
 // NVME: mw-offload auto: @decode on v100 (32.00 GB = 29.80 GiB, weights from NVMe at 3.5 GB/s)
 // NVME: chosen: pinned-layers=0 prefetch=0 batch=217: 12.53 tokens/s predicted
 
 // A small step that auto streams in part: mw-eval gives the same outputs
 // before and after, and after the pipeline.
 // RUN: mw-models opt --layers 4 --hidden 512 --heads 8 --ffn 2048 --vocab 1024 --seq 64 --inference --max-batch 2 -o %t.small.mlir
-// RUN: mw-opt %t.small.mlir --mw-offload="auto device-memory=64MB max-batch=2" -o %t.small.off.mlir | FileCheck %s --check-prefix=SMALL
+// RUN: mw-opt %t.small.mlir --mw-offload="auto device-memory=64MB max-batch=2" -o %t.small.off.mlir 2>&1 | FileCheck %s --check-prefix=SMALL
+// The table goes to stderr: with no -o, stdout is the IR alone, so the
+// pass can sit in a pipe.
+// RUN: mw-opt %t.small.mlir --mw-offload="auto device-memory=64MB max-batch=2" 2>/dev/null | mw-opt -o /dev/null
 // SMALL: mw-offload auto: @prefill on device-memory=64MB
 // SMALL: chosen: pinned-layers={{[0-9]}} prefetch={{[0-9]}} batch=2
 // SMALL: mw-offload auto: @decode on device-memory=64MB
