@@ -53,6 +53,20 @@ mlir::mw::splitLayerPath(StringRef path) {
   return std::nullopt;
 }
 
+std::optional<int64_t> mlir::mw::layerNumberOf(StringRef path) {
+  auto split = splitLayerPath(path);
+  if (!split)
+    return std::nullopt;
+  // The block ends with its number ("h.3", "model.layers.12", "3").
+  StringRef number = StringRef(split->first).rsplit('.').second;
+  if (number.empty())
+    number = split->first;
+  int64_t layer;
+  if (number.getAsInteger(10, layer))
+    return std::nullopt;
+  return layer;
+}
+
 std::optional<unsigned> mlir::mw::findLossResult(FunctionOpInterface func) {
   if (func.isExternal() || !func.getFunctionBody().hasOneBlock())
     return std::nullopt;

@@ -52,6 +52,13 @@ std::string getLocationName(Location loc);
 std::optional<std::pair<std::string, std::string>>
 splitLayerPath(llvm::StringRef path);
 
+/// The number of the transformer block a parameter or layer path belongs
+/// to: its first all-digit component (`h.3.attn.c_attn.weight` -> 3,
+/// `model.layers.12.mlp` -> 12); nullopt outside blocks, or when the number
+/// does not fit int64. --mw-offload groups parameters by it, and
+/// --mw-offload=auto reads layers the same way.
+std::optional<int64_t> layerNumberOf(llvm::StringRef path);
+
 /// The loss of a step: a rank-0 float tensor result whose `mw.role` is
 /// `output` or absent (a scalar with another role is state: a gradient, an
 /// updated parameter, a loss scale). Among those, the first named `loss`

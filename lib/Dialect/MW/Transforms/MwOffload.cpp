@@ -46,23 +46,6 @@ struct OffloadSettings {
   int64_t pinnedLayers = 0;
 };
 
-/// The layer of a parameter called `name`: the number of its transformer
-/// block, the first all-digit component (`h.3.attn.c_attn.weight` -> 3;
-/// StepStructure's splitLayerPath); none for embeddings and the like.
-std::optional<int64_t> layerOf(StringRef name) {
-  auto split = splitLayerPath(name);
-  if (!split)
-    return std::nullopt;
-  // The block ends with its number ("h.3", "model.layers.12", "3").
-  StringRef number = StringRef(split->first).rsplit('.').second;
-  if (number.empty())
-    number = split->first;
-  int64_t layer;
-  if (number.getAsInteger(10, layer))
-    return std::nullopt;
-  return layer;
-}
-
 /// One layer of a step: its parameters (by argument number) and the
 /// position of the first op that uses one of them.
 struct Layer {
@@ -257,7 +240,7 @@ LogicalResult MwOffloadPass::offload(func::FuncOp func,
     auto paramName =
         func.getArgAttrOfType<StringAttr>(i, MWDialect::kNameAttrName);
     std::optional<int64_t> number =
-        paramName ? layerOf(paramName.getValue()) : std::nullopt;
+        paramName ? layerNumberOf(paramName.getValue()) : std::nullopt;
     if (!number)
       continue;
     Layer &layer = byNumber[*number];

@@ -69,22 +69,6 @@ constexpr double kNvmeBytesPerSecond = 3.5e9;
 /// Prefetch depths 0..3 are weighed.
 constexpr int64_t kMaxPrefetch = 3;
 
-/// The first all-digit component of a dotted name: `h.3.attn.c_attn.weight`
-/// -> 3 (StepStructure's splitLayerPath, as --mw-offload reads it); none
-/// when there is none or it does not fit int64.
-std::optional<int64_t> layerOfName(StringRef name) {
-  auto split = splitLayerPath(name);
-  if (!split)
-    return std::nullopt;
-  StringRef number = StringRef(split->first).rsplit('.').second;
-  if (number.empty())
-    number = split->first;
-  int64_t value;
-  if (number.getAsInteger(10, value))
-    return std::nullopt;
-  return value;
-}
-
 std::optional<Role> roleOf(func::FuncOp f, unsigned i) {
   if (auto r = f.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName))
     return r.getValue();
@@ -229,7 +213,7 @@ FailureOr<Gathered> gather(func::FuncOp f, const DeviceRates &d) {
     }
     auto name = f.getArgAttrOfType<StringAttr>(i, MWDialect::kNameAttrName);
     std::optional<int64_t> layer =
-        name ? layerOfName(name.getValue()) : std::nullopt;
+        name ? layerNumberOf(name.getValue()) : std::nullopt;
     if (!layer) {
       residentParams += bytes;
       paramLayer[arg] = -1;
@@ -286,7 +270,7 @@ FailureOr<Gathered> gather(func::FuncOp f, const DeviceRates &d) {
     }
     std::string path = getLayerPath(&op);
     if (!layer) {
-      if (std::optional<int64_t> id = layerOfName(path))
+      if (std::optional<int64_t> id = layerNumberOf(path))
         if (slotOf.count(*id))
           layer = slotOf.lookup(*id);
     }
