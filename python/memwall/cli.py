@@ -1,6 +1,7 @@
 """mw-import: a PyTorch module or Hugging Face model to an mw function.
 
-    mw-import --hf gpt2 [--preset tiny|published] [--config KEY=VALUE ...]
+    mw-import --hf gpt2 [--preset tiny|published] [--attention sdpa|eager]
+              [--config KEY=VALUE ...]
               [--seq S --batch B] [--train] -o model.mlir --weights w.safetensors
     mw-import --module path/to/file.py:factory [--train] -o model.mlir
 
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="--hf size: tiny (default) or published")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config field (repeatable)")
+    p.add_argument("--attention", default="sdpa", choices=("sdpa", "eager"),
+                   help="--hf attention: sdpa (default; the fused mw.attention) "
+                        "or eager (matmul, mask, softmax, matmul: the "
+                        "probabilities are activations, as in PyTorch eager)")
     p.add_argument("--seq", type=int, help="sequence length (default 32)")
     p.add_argument("--batch", type=int, help="batch size (default 2)")
     p.add_argument("--seed", type=int, default=0,
@@ -102,7 +107,8 @@ def run(argv) -> int:
         # Without --weights nothing needs the parameters' values: fake
         # tensors keep published sizes (Llama-7B) within a laptop's memory.
         model, config = hf.build_model(args.hf, args.preset, overrides, args.seed,
-                                       materialize=bool(args.weights))
+                                       materialize=bool(args.weights),
+                                       attention=args.attention)
         limit = getattr(config, "n_positions", None) or \
             getattr(config, "max_position_embeddings", None)
         if limit is not None and seq > limit:
@@ -113,6 +119,7 @@ def run(argv) -> int:
         header = (f"// Imported by mw-import from transformers "
                   f"{type(model).__name__} ({args.hf}, preset {args.preset}"
                   + "".join(f", {kv}" for kv in args.config)
+                  + (f", {args.attention} attention" if args.attention != "sdpa" else "")
                   + f"), batch {batch}, seq {seq}"
                   + (", forward + loss" if args.train else ", logits") + "\n")
         res = api.import_module(module, inputs, train=args.train, strip_prefix="m.",

@@ -78,13 +78,24 @@ def parse_value(text: str):
     return text
 
 
+ATTENTION = ("sdpa", "eager")
+
+
 def build_model(family: str, preset: str = "tiny", overrides: Dict[str, object] = None,
-                seed: int = 0, materialize: bool = True):
+                seed: int = 0, materialize: bool = True, attention: str = "sdpa"):
     """The model and its config, weights from the library's init under `seed`.
 
     Without `materialize` the parameters are fake tensors (shapes and dtypes,
     no memory: Llama-7B exports in 1 GB), as mw-models builds GPT-3 without
-    weights; buffers, which the importer folds, are real."""
+    weights; buffers, which the importer folds, are real.
+
+    `attention` is transformers' attention implementation: sdpa (the default,
+    what a user gets) maps onto the fused mw.attention; eager is PyTorch's
+    reference form (matmul, scale, additive mask, softmax, matmul), whose
+    probabilities are activations as in PyTorch eager."""
+    if attention not in ATTENTION:
+        raise MwImportError(
+            f"unknown attention '{attention}' (known: {', '.join(ATTENTION)})")
     if family not in PRESETS:
         raise MwImportError(
             f"unknown model family '{family}' (known: {', '.join(PRESETS)})")
@@ -103,9 +114,7 @@ def build_model(family: str, preset: str = "tiny", overrides: Dict[str, object] 
         if k not in known:
             raise MwImportError(f"{config_cls.__name__} has no field '{k}'")
     config = config_cls(**kwargs)
-    # The eager attention is PyTorch's reference; sdpa is what a user gets by
-    # default and what maps onto mw.attention.
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = attention
     torch.manual_seed(seed)
     if materialize:
         return model_cls(config).eval(), config

@@ -8,6 +8,9 @@
 // RUN: mw-opt %t.mlir --mw-autodiff="optimizer=sgd lr=0.1" -o %t.step.mlir
 // RUN: mw-eval %t.step.mlir --entry train_step --inputs %t.w.safetensors --inputs %t.in.safetensors --print | FileCheck %s --check-prefix=STEP
 // RUN: %mw_import --hf gpt2 --seq 16 --batch 1 | FileCheck %s --check-prefix=LOGITS
+// transformers' eager attention instead of sdpa: scores, mask, softmax and
+// the second matmul as separate ops (the probabilities are activations).
+// RUN: %mw_import --hf gpt2 --attention eager --seq 16 --batch 1 | FileCheck %s --check-prefix=EAGER
 
 // CHECK: // Imported by mw-import from transformers GPT2LMHeadModel (gpt2, preset tiny), batch 2, seq 16, forward + loss
 // CHECK-LABEL: func.func @forward(
@@ -31,3 +34,9 @@
 // STEP: transformer.wte.weight: f32 [256, 64]
 
 // LOGITS: -> (tensor<1x16x256xf32> {mw.name = "logits", mw.role = #mw.role<output>})
+
+// EAGER: // Imported by mw-import from transformers GPT2LMHeadModel (gpt2, preset tiny, eager attention), batch 1, seq 16, logits
+// EAGER-NOT: mw.attention
+// EAGER: mw.matmul {{.*}}mw.layer = "transformer.h.0.attn"
+// EAGER: mw.softmax {{.*}}mw.layer = "transformer.h.0.attn"
+// EAGER-NOT: mw.attention

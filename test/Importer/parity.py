@@ -16,7 +16,7 @@ p the subtraction loses no bits of g that matter at 1e-4.
 Run by ctest with the venv's python (build/venv/bin/python); exits 77
 (skipped) only when torch or transformers cannot be imported.
 
-  parity.py --family gpt2 --bin BUILD/bin [--keep DIR]
+  parity.py --family gpt2 --bin BUILD/bin [--attention sdpa|eager] [--keep DIR]
 """
 
 import argparse
@@ -98,6 +98,7 @@ def main():
     p.add_argument("--keep")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=16)
+    p.add_argument("--attention", default="sdpa", choices=hf.ATTENTION)
     args = p.parse_args()
     b = lambda tool: os.path.join(args.bin, tool)  # noqa: E731
 
@@ -126,7 +127,8 @@ def main():
         return res, load_file(f(name + ".out.safetensors"))[name]
 
     torch.set_grad_enabled(True)
-    model, config = hf.build_model(args.family, "tiny", seed=0)
+    model, config = hf.build_model(args.family, "tiny", seed=0,
+                                   attention=args.attention)
 
     # Logits.
     ids, = hf.example_inputs(args.family, config, args.batch, args.seq, False)
