@@ -16,7 +16,8 @@
 # nothing and is not in ctest.
 # Usage: bench/fusion/run.sh [--runs N] [--seq S] [--layers N] [--no-time]
 #          [--no-xla] [--out DIR]
-#   --runs     mw-run (and XLA) runs per step time (default 3; one step each)
+#   --runs     mw-run (and XLA) runs per step time (default 3; one step
+#              each, in turn; XLA's after one warm-up step)
 #   --seq      gpt2-small's sequence length for the timed steps only
 #              (default 1024; a step takes about 17 s on 2 cores)
 #   --layers   gpt2-small's blocks, for quick runs (default 12)
@@ -38,7 +39,7 @@ timed=1
 layers=12
 xla=1
 out=
-usage() { sed -n '17,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '17,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=${2:?--runs needs N}; shift 2 ;;
@@ -68,7 +69,7 @@ commit=$(git -C "$root" rev-parse --short HEAD)
 jax=$("$root/bench/peers/jax-python.sh" "$build_dir" "$py" "$xla")
 jax_py=
 case $jax in measured\ *) jax_py=${jax#measured }; jax=measured ;; esac
-rm -f "$out/xla.json" "$out/xla-time.json"
+rm -f "$out/xla.json" "$out/xla-time.json" "$out/xla-times.txt"
 
 declare -A model_args=(
   [gpt2-small-unfused]="gpt --preset gpt2-small --attention=unfused --layers $layers --batch 1 --seq 1024"
@@ -101,8 +102,9 @@ if [ -n "$timed" ]; then
     "$mw_opt" "$src" --mw-train-pipeline="fuse=$f" 2>/dev/null |
       "$mw_translate" --mw-to-plan -o "$out/$m.fuse-$f.mwplan"
   done
+  : >"$out/xla-times.txt"
   for r in $(seq 1 "$runs"); do
-    for f in false true; do # in turn, so that a noisy minute hits both
+    for f in false true; do # in turn, so that a noisy minute hits all three
       step "mw-run $m fuse=$f (seq $seq), run $r of $runs"
       if log=$("$mw_run" "$out/$m.fuse-$f.mwplan" --steps 1 2>&1); then
         ms=$(sed -n 's/^step time: median \([0-9.]*\) ms.*/\1/p' <<<"$log")
@@ -111,22 +113,26 @@ if [ -n "$timed" ]; then
         echo "fuse=$f failed: $(tail -n 1 <<<"$log")" >>"$out/times.txt"
       fi
     done
+    if [ "$jax" = measured ]; then
+      # One warm-up and one timed step a run; the compile comes from jax's
+      # cache after the first.
+      step "XLA (jax) plain (seq $seq), run $r of $runs"
+      "$jax_py" "$root/bench/peers/jax_gpt2.py" --layers "$layers" --seq "$seq" \
+        --forms plain --time plain --runs 1 --cache "$out/jax-cache" \
+        --json "$out/xla-time.json"
+      "$jax_py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["forms"]["plain"]["step_ms"][0])' \
+        "$out/xla-time.json" >>"$out/xla-times.txt"
+    fi
   done
 fi
 
-# XLA after mw-run, in the same run: the analysis on the step the cost-model
-# rows describe (seq 1024), and the step time on the step mw-run timed.
+# XLA's analysis (compiled, not run) on the step the cost-model rows
+# describe (seq 1024); its step time is in xla-times.txt, taken in turn with
+# mw-run's above.
 if [ "$jax" = measured ]; then
-  xla_time=none
-  [ -n "$timed" ] && [ "$seq" = 1024 ] && xla_time=plain
-  step "XLA (jax): gpt2-small ($layers layers, seq 1024): plain, remat-dots, remat-nothing"
+  step "XLA (jax): gpt2-small ($layers layers, seq 1024): plain and written to save less"
   "$jax_py" "$root/bench/peers/jax_gpt2.py" --layers "$layers" --seq 1024 \
-    --time "$xla_time" --runs "$runs" --json "$out/xla.json"
-  if [ -n "$timed" ] && [ "$seq" != 1024 ]; then
-    step "XLA (jax): the timed step at seq $seq"
-    "$jax_py" "$root/bench/peers/jax_gpt2.py" --layers "$layers" --seq "$seq" \
-      --forms plain --time plain --runs "$runs" --json "$out/xla-time.json"
-  fi
+    --time none --json "$out/xla.json"
 fi
 
 python3 "$here/table.py" "$out" --commit "$commit" --seq "$seq" --layers "$layers" \

@@ -404,6 +404,9 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=3, help="timed steps after one warm-up")
     ap.add_argument("--dump-hlo", default=None,
                     help="directory for each form's optimized HLO text")
+    ap.add_argument("--cache", default=None,
+                    help="jax's persistent compilation cache directory (a rerun "
+                         "of the same form then skips most of the compile)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     forms = [f for f in a.forms.split(",") if f]
@@ -413,6 +416,9 @@ def main(argv=None):
     timed = {f for f in a.time.split(",") if f and f != "none"}
     import jax
     import jaxlib
+    if a.cache:
+        jax.config.update("jax_compilation_cache_dir", a.cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     c = config(layers=a.layers, seq=a.seq)
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     out = {"kind": "xla", "jax": jax.__version__, "jaxlib": jaxlib.__version__,
