@@ -69,7 +69,7 @@ commit=$(git -C "$root" rev-parse --short HEAD)
 jax=$("$root/bench/peers/jax-python.sh" "$build_dir" "$py" "$xla")
 jax_py=
 case $jax in measured\ *) jax_py=${jax#measured }; jax=measured ;; esac
-rm -f "$out/xla.json" "$out/xla-time.json" "$out/xla-times.txt"
+rm -f "$out/xla.json" "$out/xla-time.json" "$out/xla-times.txt" "$out"/remat-*
 
 declare -A model_args=(
   [gpt2-small-unfused]="gpt --preset gpt2-small --attention=unfused --layers $layers --batch 1 --seq 1024"
@@ -133,6 +133,20 @@ if [ "$jax" = measured ]; then
   step "XLA (jax): gpt2-small ($layers layers, seq 1024): plain and written to save less"
   "$jax_py" "$root/bench/peers/jax_gpt2.py" --layers "$layers" --seq 1024 \
     --time none --json "$out/xla.json"
+  # Memwall with --mw-remat keeping about what each save-less scan form keeps
+  # of the blocks (jax's saved residuals), beside that form's temp bytes.
+  "$jax_py" -c 'import json, sys
+for n, r in json.load(open(sys.argv[1]))["forms"].items():
+    if r["scan"] and r.get("block_saved_bytes"):
+        print(n, r["block_saved_bytes"])' "$out/xla.json" |
+  while read -r form budget; do
+    step "Memwall --mw-remat at $form's block bytes ($budget B), --mw-fuse"
+    "$mw_opt" "$out/gpt2-small-unfused.mlir" \
+      --mw-remat="strategy=auto saved-budget=$budget cost=flops verbose=true" \
+      --mw-train-pipeline=fuse=true -o "$out/remat-$form.mlir" 2>"$out/remat-$form.log"
+    "$mw_opt" "$out/remat-$form.mlir" --mw-memory-report=format=json -o /dev/null \
+      >"$out/remat-$form.report.json"
+  done
 fi
 
 python3 "$here/table.py" "$out" --commit "$commit" --seq "$seq" --layers "$layers" \

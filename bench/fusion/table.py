@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import statistics
 
 MODELS = [
@@ -106,6 +107,28 @@ def xla_table(a, records, times, p):
     for name, r in forms.items():
         p(f"| `{name}` | {gb(r['temp_bytes'])} | x{b['arena'] / r['temp_bytes']:.3f} | "
           f"x{g['arena'] / r['temp_bytes']:.3f} |")
+    remat = {}
+    for name, r in forms.items():
+        rpath = os.path.join(a.out, f"remat-{name}.report.json")
+        if not os.path.exists(rpath):
+            continue
+        fn = next(f for f in json.load(open(rpath))["functions"] if f["name"] == "train_step")
+        log = open(os.path.join(a.out, f"remat-{name}.log")).read()
+        got = dict(re.findall(r"\b(saved_activation_bytes|recompute_flops)=(\d+)", log))
+        remat[name] = {"budget": r["block_saved_bytes"], "arena": fn["arena_bytes"],
+                       "saved": int(got.get("saved_activation_bytes", 0)),
+                       "recompute_flops": int(got.get("recompute_flops", 0))}
+    if remat:
+        records["remat_at_xla_saved"] = remat
+        p("\nMemwall with `--mw-remat=\"strategy=auto saved-budget=B cost=flops\"` "
+          "(then `--mw-train-pipeline=fuse=true`), B = what jax keeps of the blocks "
+          "in that form (`saved_residuals`, before XLA):\n")
+        p("| XLA form | B | Memwall keeps | recomputes (cost model) | arena | arena / temp |")
+        p("|---|---|---|---|---|---|")
+        for name, m in remat.items():
+            p(f"| `{name}` | {gb(m['budget'])} | {gb(m['saved'])} | "
+              f"{m['recompute_flops'] / 1e9:.1f} GFLOP | {gb(m['arena'])} | "
+              f"x{m['arena'] / forms[name]['temp_bytes']:.3f} |")
     if xla_ms:
         xs = median_s(xla_ms)
         records["xla_time_ms"] = xla_ms
@@ -129,6 +152,10 @@ def xla_table(a, records, times, p):
         ms = median_s(times["fuse=true"])
         p(f"- mw-run CPU step (`--mw-fuse`) at most XLA's in the same run: "
           f"{ms:.2f} s vs {xs:.2f} s: {met(ms <= xs)}")
+    for name, m in remat.items():
+        t = forms[name]["temp_bytes"]
+        p(f"- arena <= 0.6 x XLA temp, `{name}`, Memwall with `--mw-remat` at its block "
+          f"bytes: x{m['arena'] / t:.3f} {met(m['arena'] <= 0.6 * t)}")
     for name, r in forms.items():
         p(f"- arena <= 0.6 x XLA temp, `{name}`: x{b['arena'] / r['temp_bytes']:.3f} "
           f"unfused {met(b['arena'] <= 0.6 * r['temp_bytes'])}, "

@@ -327,6 +327,36 @@ def hlo_kernels(hlo):
             "kernels": fusions + sum(outside.values()), "while_trip_counts": loops}
 
 
+def block_saved_bytes(c, form):
+    """What jax's autodiff keeps of the blocks for the backward, before XLA
+    (jax's saved_residuals on one block, times the layers; the block's
+    parameters are arguments, not counted; its input is). None where this
+    jax has no saved_residuals (a private API)."""
+    import jax
+    import jax.numpy as jnp
+    try:
+        from jax._src.ad_checkpoint import saved_residuals
+    except ImportError:
+        return None
+    policy, _ = FORMS[form]
+    fn = lambda x, p: block(c, x, p)  # noqa: E731
+    if policy is not None:
+        fn = jax.checkpoint(fn, policy=getattr(jax.checkpoint_policies, policy))
+    shapes = param_shapes(config(layers=1, seq=c["seq"], batch=c["batch"], d=c["d"],
+                                 heads=c["heads"], vocab=c["vocab"]))
+    p = {k[len("h.0."):]: jax.ShapeDtypeStruct(v, jnp.float32)
+         for k, v in shapes.items() if k.startswith("h.0.")}
+    x = jax.ShapeDtypeStruct((c["batch"], c["seq"], c["d"]), jnp.float32)
+    total = 0
+    for aval, why in saved_residuals(fn, x, p):
+        if not why.startswith("from the argument p"):
+            n = aval.dtype.itemsize
+            for dim in aval.shape:
+                n *= dim
+            total += n
+    return total * c["layers"]
+
+
 # ------------------------------------------------------------------- a form
 
 def measure(c, form, runs, timed, dump=None):
@@ -377,6 +407,7 @@ def measure(c, form, runs, timed, dump=None):
         "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
         "transcendentals": float(cost.get("transcendentals", 0.0)),
         **hlo_kernels(hlo),
+        "block_saved_bytes": block_saved_bytes(c, form),
     }
     if timed:
         times = []
