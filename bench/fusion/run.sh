@@ -137,7 +137,7 @@ if [ "$jax" = measured ]; then
   # of the blocks (jax's saved residuals), beside that form's temp bytes.
   "$jax_py" -c 'import json, sys
 for n, r in json.load(open(sys.argv[1]))["forms"].items():
-    if r["scan"] and r.get("block_saved_bytes"):
+    if r.get("scan") and r.get("block_saved_bytes"):
         print(n, r["block_saved_bytes"])' "$out/xla.json" |
   while read -r form budget; do
     step "Memwall --mw-remat at $form's block bytes ($budget B), --mw-fuse"

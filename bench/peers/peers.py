@@ -561,7 +561,7 @@ def xla_section(d, meta, mw, p):
         if r["policy"] is None:
             what = "no jax.checkpoint"
         else:
-            what = (("lax.scan over the blocks, " if r["scan"] else "")
+            what = (("lax.scan over the blocks, " if r.get("scan") else "")
                     + f"jax.checkpoint per block, {r['policy']}")
         gfl = f"{r['flops'] / 1e9:.1f}" + (" (loop body once)" if r.get("scan") else "")
         cells = []
