@@ -5,10 +5,14 @@
 # saved activations, AOTAutograd's min-cut partitioner at
 # activation_memory_budget 1.0 ... 0.1 (saved bytes and recompute FLOPs,
 # beside --mw-remat's auto at the same saved bytes), TorchInductor's kernels
-# and bytes beside Memwall's plan, and XLA (jax) when it is installed. A
-# benchmark, not a test: it asserts nothing and is not in ctest.
+# and bytes beside Memwall's plan, and XLA (jax, bench/peers/jax_gpt2.py: the
+# same step, plain and written to save less) when it is installed
+# (bench/peers/setup-jax.sh): its memory_analysis() temp bytes beside
+# Memwall's arena. A benchmark, not a test: it asserts nothing and is not in
+# ctest.
 # Usage: bench/peers/run.sh [--layers N] [--seq S] [--budgets 1.0,0.5,...]
-#          [--no-inductor] [--inductor-layers N] [--inductor-seq S] [--out DIR]
+#          [--no-inductor] [--inductor-layers N] [--inductor-seq S] [--no-xla]
+#          [--out DIR]
 #   --layers          transformer blocks (default 12, GPT-2 small)
 #   --seq             sequence length (default 1024; batch is 1, f32)
 #   --budgets         activation_memory_budget values (default 1.0,0.9,...,0.1)
@@ -17,11 +21,13 @@
 #   --inductor-layers, --inductor-seq
 #                     a smaller model for Inductor alone (default: --layers,
 #                     --seq); the kernel table then says it is not comparable
+#   --no-xla          skip XLA even where jax is installed
 #   --out             records and the table (default $MW_BUILD_DIR/bench-peers)
 # MW_BUILD_DIR (default build) names the build directory; MW_OPT, MW_MODELS and
 # MW_TRANSLATE override the binaries (default $MW_BUILD_DIR/bin/...); MW_VENV
 # names the Python environment with torch and transformers (default
-# $MW_BUILD_DIR/venv).
+# $MW_BUILD_DIR/venv); MW_JAX_VENV the one with jax (default
+# $MW_BUILD_DIR/jax-venv, else MW_VENV's).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -33,7 +39,8 @@ inductor=1
 ind_layers=
 ind_seq=
 out=
-usage() { sed -n '10,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+xla=1
+usage() { sed -n '13,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --layers) layers=${2:?--layers needs N}; shift 2 ;;
@@ -42,6 +49,7 @@ while [ $# -gt 0 ]; do
     --no-inductor) inductor=; shift ;;
     --inductor-layers) ind_layers=${2:?}; shift 2 ;;
     --inductor-seq) ind_seq=${2:?}; shift 2 ;;
+    --no-xla) xla=; shift ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     -h|--help) usage ;;
     *) echo "error: unknown argument '$1'" >&2; usage ;;
@@ -75,10 +83,9 @@ step() { echo "== $*" >&2; }
 commit=$(git -C "$root" rev-parse --short HEAD)
 [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ] && commit="$commit + working tree"
 machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
-jax_line="skipped: jax not installed"
-if "$py" -c 'import jax' 2>/dev/null; then
-  jax_line="skipped: jax $("$py" -c 'import jax; print(jax.__version__)') is installed, but the jax step is not written yet"
-fi
+jax_line=$("$here/jax-python.sh" "$build_dir" "$py" "$xla")
+jax_py=
+case $jax_line in measured\ *) jax_py=${jax_line#measured }; jax_line=measured ;; esac
 "$py" - "$out/meta.json" "$layers" "$seq" "$commit" "$machine" "$jax_line" <<'PY'
 import json, sys
 path, layers, seq, commit, machine, jax = sys.argv[1:]
@@ -112,6 +119,12 @@ if [ -n "$inductor" ]; then
   step "TorchInductor (CPU): compile and run one fw+bw ($ind_layers layers, seq $ind_seq)"
   "$py" "$here/peers.py" inductor --layers "$ind_layers" --seq "$ind_seq" \
     --json "$out/inductor.json" 2>>"$log"
+fi
+rm -f "$out/xla.json"
+if [ "$jax_line" = measured ]; then
+  step "XLA (jax): the same step, plain and written to save less (compiled, not run)"
+  "$jax_py" "$here/jax_gpt2.py" --layers "$layers" --seq "$seq" --time none \
+    --json "$out/xla.json" 2>>"$log"
 fi
 step "done in $((SECONDS - t0)) s; log: $log"
 
