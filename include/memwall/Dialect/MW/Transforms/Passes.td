@@ -415,12 +415,16 @@ def MwSink : Pass<"mw-sink", "ModuleOp"> {
     The model is the arena's at tensor level: each top-level tensor result
     is one buffer from its op to its last reader (an `mw.reshape`'s result
     is a view of its operand's buffer), function arguments are not counted
-    (persistent), returned values live to the end, and the peak is the
+    (persistent), nor are the results of optimizer updates (written into the
+    parameters and states they replace), a result written over an operand
+    that dies there (the op's in-place rule) shares its buffer, returned
+    values live to the end, and the peak is the
     largest sum of live bytes at one op. Each round tries, in program order,
     every op whose move spans all of the peak's ops (no other move can lower
     it), keeps the one with the lowest resulting peak (the earliest on
-    ties) if it is below the current peak, and repeats until no move lowers
-    it; ops with regions stay where they are. Only the order changes, so
+    ties) if it lowers the current peak by more than 1/1024 of it (a move
+    for a few bytes would only part an op from the producer it fuses with),
+    and repeats until no move does; ops with regions stay where they are. Only the order changes, so
     `mw-eval` gives bit-identical outputs. Functions with ops that have
     memory effects (bufferized IR) are left alone.
 
