@@ -44,6 +44,9 @@
 // RUN: not cmp -s %t.gptv.id.mlir %t.gptv.s.mlir
 // RUN: mw-eval %t.gptv.s.mlir --entry train_step --inputs %t.gptv.in --print | diff %t.gptv.ref -
 // RUN: mw-opt %t.gptv.mlir --mw-train-pipeline=fuse=true -o %t.gptv.tp.mlir
+// Deterministic: the same order, kernels and offsets every time.
+// RUN: mw-opt %t.gptv.mlir --mw-train-pipeline=fuse=true -o %t.gptv.tp2.mlir
+// RUN: cmp %t.gptv.tp.mlir %t.gptv.tp2.mlir
 // RUN: mw-eval %t.gptv.tp.mlir --entry train_step --inputs %t.gptv.in --print | diff %t.gptv.ref -
 
 // RUN: mw-models gpt --preset gpt2-tiny -o %t.gptfwd.mlir
