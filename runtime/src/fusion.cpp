@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion.h"
+#include "executor.h"
+#include "status.h"
 #include "cpu/support.h"
 
 #include <algorithm>
@@ -1208,4 +1210,29 @@ bool detail::analyzeFusedProgram(FusedProgramDesc &program,
                                  const std::vector<OperandDesc> &outs,
                                  std::string &error) {
   return Analyzer(program, ins, outs, error).run();
+}
+
+mwrt_status detail::checkFusedAliasing(const BoundKernel &k) {
+  const FusionAnalysis &a = *k.program->analysis;
+  bool mayAlias = a.kind == FusionKind::Loop || a.kind == FusionKind::Row ||
+                  a.kind == FusionKind::Horizontal;
+  for (size_t o = 0; o < k.outs.size(); ++o) {
+    for (size_t i = 0; i < k.ins.size(); ++i) {
+      const TensorRef &out = k.outs[o], &in = k.ins[i];
+      if (!overlaps(out, in))
+        continue;
+      bool same = out.data == in.data && out.shape == in.shape &&
+                  dtypeSize(out.dtype) == dtypeSize(in.dtype) &&
+                  out.strides == in.strides; // bound: always explicit
+      if (same && a.identityOnly[i] && mayAlias)
+        continue;
+      return setError(MWRT_INVALID_ARGUMENT,
+                      std::string("'mw.fusion' (") + fusionKindName(a.kind) +
+                          "): result #" + std::to_string(o) +
+                          " overlaps operand #" + std::to_string(i) +
+                          ", which the program does not read at the "
+                          "result's own index");
+    }
+  }
+  return MWRT_OK;
 }

@@ -126,7 +126,9 @@ struct FusionAnalysis {
   std::vector<FusionNode> nodes;  ///< in evaluation order
   std::vector<FusionStore> stores;
   /// Per kernel input: every read of it is at the output's own index (an
-  /// output may then be the same buffer: docs/fusion.md, aliasing).
+  /// output may then be the same buffer in a loop, row or horizontal kernel:
+  /// docs/fusion.md, aliasing). A row op reads its operands at the index
+  /// of each element of the row.
   std::vector<bool> identityOnly;
   FusionMatmul matmul;
   /// Horizontal kernels: per instruction, its kernel inputs and, per result,
@@ -147,6 +149,17 @@ bool analyzeFusedProgram(FusedProgramDesc &program,
                          const std::vector<OperandDesc> &ins,
                          const std::vector<OperandDesc> &outs,
                          std::string &error);
+
+struct BoundKernel;
+/// Whether fused kernel `k`'s outputs may overlap its inputs as bound: only
+/// an output that is exactly an input (same data, shape, element size and
+/// strides) the program reads at the output's own index (identityOnly), in
+/// a loop, row or horizontal kernel (docs/fusion.md, aliasing); both
+/// backends check it before running the kernel, and both read every element
+/// such an input gives a tile (CPU) or a thread (CUDA) before they write
+/// any element of that tile or thread: a row kernel computes its row ops
+/// over whole rows first.
+mwrt_status checkFusedAliasing(const BoundKernel &k);
 
 } // namespace mwrt::detail
 

@@ -688,4 +688,90 @@ TEST(PlanLoad, RunsAFusedKernel) {
             session->stats().measuredPeakBytes);
 }
 
+namespace {
+
+/// y = softmax_grad(t, t) * t with t = -x (kernel 0, at arena offset 0), as
+/// one fused row kernel over rows of [4, 8] writing y at arena offset `out`:
+/// 0 is over t, which the row kernel reads at the iteration index and along
+/// its rows (docs/fusion.md, aliasing). `transposed` makes t [8, 8] and
+/// reads it through a transpose first: another row's elements.
+PlanBuilder rowInPlacePlan(uint64_t out, bool transposed = false) {
+  std::vector<int64_t> shape = transposed ? std::vector<int64_t>{8, 8}
+                                          : std::vector<int64_t>{4, 8};
+  PlanBuilder p;
+  p.function = "row";
+  p.arenaSize = 512;
+  int x = p.addPersistent("x", DType::F32, shape, Role::Input, 0);
+  p.addKernel("mw.neg", {persistent(x, shape)}, {arena(0, shape)}, {}, "a.py:1");
+  KernelSpec &k = p.addKernel("mw.fusion", {arena(0, shape)},
+                              {arena(out, shape)}, {}, "a.py:2");
+  std::pair<int, int> t{-1, 0};
+  if (transposed) {
+    k.program.push_back({"mw.transpose", {{-1, 0}}, {DType::F32}, {shape},
+                         {intsAttr("permutation", {1, 0})}});
+    t = {0, 0};
+  }
+  k.program.push_back({"mw.softmax_grad", {t, t}, {DType::F32}, {shape},
+                       {intAttr("axis", 1)}});
+  int g = static_cast<int>(k.program.size()) - 1;
+  k.program.push_back({"mw.mul", {{g, 0}, t}, {DType::F32}, {shape}, {}});
+  k.yields = {{g + 1, 0}};
+  p.addResult("y", Role::Output, arena(out, shape));
+  return p;
+}
+
+std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
+  std::string error;
+  std::shared_ptr<const Plan> plan;
+  EXPECT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
+  std::unique_ptr<Session> session;
+  EXPECT_EQ(Session::create(plan, "cpu", {}, session), MWRT_OK)
+      << mwrt_last_error();
+  int64_t n = b.persistents[0].shape[0] * b.persistents[0].shape[1];
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 0.05f * static_cast<float>((i * 7) % 23 - 11);
+  EXPECT_EQ(session->setTensor("x", mwrt::DType::F32, b.persistents[0].shape,
+                               x.data(), x.size() * 4),
+            MWRT_OK);
+  status = session->step();
+  if (status != MWRT_OK)
+    return {};
+  TensorData y;
+  EXPECT_EQ(session->readResult("y", y), MWRT_OK);
+  const auto *v = reinterpret_cast<const float *>(y.bytes.data());
+  return std::vector<float>(v, v + n);
+}
+
+} // namespace
+
+// A row kernel may write its result over an input it reads only at the
+// iteration index and along the rows: the CPU backend reads a tile's whole
+// rows before writing them, so the result is bit for bit the one written
+// into a buffer of its own.
+TEST(PlanLoad, RunsARowKernelOverItsInput) {
+  mwrt_status inPlace = MWRT_OK, apart = MWRT_OK;
+  std::vector<float> a = runRow(rowInPlacePlan(0), inPlace);
+  std::vector<float> b = runRow(rowInPlacePlan(128), apart);
+  ASSERT_EQ(inPlace, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(apart, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(a.size(), 32u);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i], b[i]) << i;
+}
+
+// ... but not over an input it reads through a transpose (another row's
+// elements): the runtime refuses the binding before running the kernel,
+// and runs the same program into a buffer of its own.
+TEST(PlanLoad, RefusesAFusedKernelOverAnInputReadElsewhere) {
+  mwrt_status st = MWRT_OK;
+  runRow(rowInPlacePlan(0, /*transposed=*/true), st);
+  EXPECT_TRUE(failsWith(st, "'mw.fusion' (row): result #0 overlaps operand "
+                            "#0, which the program does not read at the "
+                            "result's own index"));
+  mwrt_status fresh = MWRT_OK;
+  runRow(rowInPlacePlan(256, /*transposed=*/true), fresh);
+  EXPECT_EQ(fresh, MWRT_OK) << mwrt_last_error();
+}
+
 } // namespace mwrt::test

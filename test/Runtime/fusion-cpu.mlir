@@ -20,6 +20,16 @@
 // SM: row_softmax: eval ok, unfused ok, fused-vs-unfused ok
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_softmax_grad | FileCheck %s --check-prefix=SMG
 // SMG: row_softmax_grad: eval ok, unfused ok, fused-vs-unfused ok
+// A row kernel written over its input dy (read at the iteration index and
+// along its rows; docs/fusion.md, aliasing): still bit for bit, and the plan
+// gives dy and dx the same buffer.
+// RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t row_softmax_grad_in_place | FileCheck %s --check-prefix=SMG-IP
+// SMG-IP: row_softmax_grad_in_place: eval ok, unfused ok, fused-vs-unfused ok
+// RUN: FileCheck %s --check-prefix=SMG-IP-PLAN < %t.fused.planned.mlir
+// SMG-IP-PLAN-LABEL: func.func @row_softmax_grad_in_place
+// SMG-IP-PLAN:       mw.kernel ins(%{{[a-z_0-9]+}}, %[[DY:[a-z_0-9]+]] : memref<4x8xf32>, memref<4x8xf32>) outs(%[[DY]] : memref<4x8xf32>)
+// SMG-IP-PLAN-NEXT:  ^bb0(
+// SMG-IP-PLAN-NEXT:    mw.softmax_grad
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t mm_gelu | FileCheck %s --check-prefix=MM
 // MM: mm_gelu: eval ok, unfused ok, fused-vs-unfused ok
 // RUN: %S/Inputs/fused_parity.sh %mw_bin %S/Inputs/fused-kernels.mlir %t.unfused.mlir %t mm_dgelu | FileCheck %s --check-prefix=DMM

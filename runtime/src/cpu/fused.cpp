@@ -494,32 +494,6 @@ mwrt_status FusedRun::run() {
   return MWRT_OK;
 }
 
-/// A kernel output may be the same buffer as an input only where the
-/// program reads that input at the output's own index (docs/fusion.md).
-mwrt_status checkAliasing(const BoundKernel &k) {
-  const FusionAnalysis &a = *k.program->analysis;
-  for (size_t o = 0; o < k.outs.size(); ++o) {
-    for (size_t i = 0; i < k.ins.size(); ++i) {
-      const TensorRef &out = k.outs[o], &in = k.ins[i];
-      if (!detail::overlaps(out, in))
-        continue;
-      bool same = out.data == in.data && out.shape == in.shape &&
-                  dtypeSize(out.dtype) == dtypeSize(in.dtype) &&
-                  out.strides == in.strides; // bound: always explicit
-      if (same && a.identityOnly[i] && (a.kind == FusionKind::Loop ||
-                                        a.kind == FusionKind::Horizontal))
-        continue;
-      return setError(MWRT_INVALID_ARGUMENT,
-                      std::string("'mw.fusion' (") + fusionKindName(a.kind) +
-                          "): result #" + std::to_string(o) +
-                          " overlaps operand #" + std::to_string(i) +
-                          ", which the program does not read at the "
-                          "result's own index");
-    }
-  }
-  return MWRT_OK;
-}
-
 } // namespace
 
 uint64_t fusedScratchBytes(const FusedProgramDesc &program) {
@@ -533,7 +507,7 @@ uint64_t fusedScratchBytes(const FusedProgramDesc &program) {
 mwrt_status runFusedKernel(const BoundKernel &k,
                            const CpuKernelOptions &options) {
   const FusionAnalysis &a = *k.program->analysis;
-  MWRT_TRY(checkAliasing(k));
+  MWRT_TRY(detail::checkFusedAliasing(k));
   if (a.kind == FusionKind::Horizontal) {
     // Each update as its own kernel, in place (optimizers.cpp).
     for (size_t i = 0; i < k.program->instructions.size(); ++i) {

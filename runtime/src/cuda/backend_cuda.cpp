@@ -1443,6 +1443,7 @@ CudaBackend::fusedScratchBytes(const FusedProgramDesc &program) const {
 
 mwrt_status CudaBackend::runFused(const BoundKernel &k) {
   const FusedProgramDesc &p = *k.program;
+  MWRT_TRY(mwrt::detail::checkFusedAliasing(k));
   auto sub = [&](const FusedInstructionDesc &in, std::vector<TensorRef> ins,
                  std::vector<TensorRef> outs) {
     BoundKernel b;

@@ -21,6 +21,7 @@
 #include "fusion.h"
 #include "cuda/embedded_headers.h"
 
+#include <algorithm>
 #include <cctype>
 #include <iomanip>
 #include <set>
@@ -308,15 +309,18 @@ void Emitter::outerIndex(const std::string &ind) {
 }
 
 void Emitter::stores(bool rows, const std::string &ind) {
-  // The yielded values at (r, c): every store of this kind.
+  // The yielded values at (r, c): every store of this kind, after every
+  // value is computed, so that an output written over an input (an input
+  // read only at the output's own index: docs/fusion.md, aliasing) is read
+  // at (r, c) before any output is written there.
   std::set<int> done;
-  for (const FusionStore &s : a.stores) {
-    if (s.columnSum || s.row != rows)
-      continue;
-    element(s.node, done, ind);
-    store(s.dtype, "out" + std::to_string(s.out), index(s.access),
-          v(s.node, s.result), ind);
-  }
+  for (const FusionStore &s : a.stores)
+    if (!s.columnSum && s.row == rows)
+      element(s.node, done, ind);
+  for (const FusionStore &s : a.stores)
+    if (!s.columnSum && s.row == rows)
+      store(s.dtype, "out" + std::to_string(s.out), index(s.access),
+            v(s.node, s.result), ind);
 }
 
 std::string Emitter::run() {
@@ -326,10 +330,17 @@ std::string Emitter::run() {
   constants();
   os << "extern \"C\" __global__ void " << kFusedEntry << "(";
   size_t ins = a.identityOnly.size();
+  // An output may be bound to an input that is read only at the output's
+  // own index (checkFusedAliasing): such pointers are not __restrict__.
+  bool mayAlias = a.kind != FusionKind::Matmul &&
+                  std::find(a.identityOnly.begin(), a.identityOnly.end(),
+                            true) != a.identityOnly.end();
   for (size_t i = 0; i < ins; ++i)
-    os << (i ? ", " : "") << "const void *__restrict__ in" << i;
+    os << (i ? ", " : "") << "const void *"
+       << (mayAlias && a.identityOnly[i] ? "" : "__restrict__ ") << "in" << i;
   for (size_t o = 0; o < p.yields.size(); ++o)
-    os << (ins + o ? ", " : "") << "void *__restrict__ out" << o;
+    os << (ins + o ? ", " : "") << "void *"
+       << (mayAlias ? "" : "__restrict__ ") << "out" << o;
   launch.needsMatmul = a.kind == FusionKind::Matmul;
   if (launch.needsMatmul)
     os << ", const void *__restrict__ mm";

@@ -124,6 +124,26 @@ func.func @row_softmax_grad(%y0: tensor<4x8xf32> {mw.name = "y", mw.role = #mw.r
   return %r : tensor<4x8xf32>
 }
 
+// row, in place: row_softmax_grad written over its input dy, which it
+// reads only at the iteration index and along each row (softmax_grad's
+// sum): One-Shot Bufferize keeps the destination in dy's buffer, and the
+// runtime reads each whole row before writing it (docs/fusion.md).
+func.func @row_softmax_grad_in_place(%y0: tensor<4x8xf32> {mw.name = "y", mw.role = #mw.role<input>},
+                                     %dy0: tensor<4x8xf32> {mw.name = "dy", mw.role = #mw.role<input>})
+    -> (tensor<4x8xf32> {mw.name = "dx", mw.role = #mw.role<output>}) {
+  %y = mw.neg %y0 : tensor<4x8xf32>
+  %dy = mw.neg %dy0 : tensor<4x8xf32>
+  %r = mw.kernel ins(%y, %dy : tensor<4x8xf32>, tensor<4x8xf32>) outs(%dy : tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%k_y: tensor<4x8xf32>, %k_dy: tensor<4x8xf32>):
+    %h0 = mw.softmax_grad %k_y, %k_dy axis = 1 : tensor<4x8xf32>
+    %h1 = mw.reduce_max %h0 axes = [1] {keepdims} : tensor<4x8xf32> -> tensor<4x1xf32>
+    %h2 = mw.sub %h0, %h1 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+    %h3 = mw.mul %h2, %k_dy : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    mw.yield %h3 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
 // matmul: x @ w^T + bias, then gelu; the pre-activation is yielded too
 // (saved for backward).
 func.func @mm_gelu(%x0: tensor<2x3x8xf32> {mw.name = "x", mw.role = #mw.role<input>},

@@ -72,10 +72,15 @@ Operation *KernelOp::getSingleOp() {
 }
 
 bool KernelOp::readsInputAtOutputIndex(unsigned index) {
-  return readsArgumentAtOutputIndex(getBody().front(), index);
+  Block &body = getBody().front();
+  // A fused row kernel is one with a row op (docs/fusion.md).
+  bool rowKernel = body.getOperations().size() > 2 &&
+                   llvm::any_of(body, [](Operation &op) { return isRowOp(&op); });
+  return readsArgumentAtOutputIndex(body, index, rowKernel);
 }
 
-bool mlir::mw::readsArgumentAtOutputIndex(Block &block, unsigned index) {
+bool mlir::mw::readsArgumentAtOutputIndex(Block &block, unsigned index,
+                                          bool wholeRows) {
   if (index >= block.getNumArguments())
     return false;
   BlockArgument arg = block.getArgument(index);
@@ -102,6 +107,10 @@ bool mlir::mw::readsArgumentAtOutputIndex(Block &block, unsigned index) {
           continue;
         return false;
       }
+      if (wholeRows && isRowOp(user) &&
+          cast<RankedTensorType>(use.get().getType()).getShape() ==
+              argType.getShape())
+        continue;
       if (!readsAtOutputIndex(user, use.getOperandNumber()) ||
           cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
               argType.getShape())

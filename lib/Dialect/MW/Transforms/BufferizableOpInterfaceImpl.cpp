@@ -62,7 +62,11 @@ struct KernelOpInterface
     if (kernel.getSingleOp())
       return kernel.isElementwise();
     // A fused kernel: elementwise for the inputs it reads at the output's
-    // own index (destinations are written at the iteration index).
+    // own index (destinations are written at the iteration index). A row
+    // kernel's row ops read such an input along each row, but the runtime
+    // reads a whole row before it writes any element of it, so no element
+    // is needed after the element at its index is written: the property
+    // One-Shot Analysis relies on to write the destination over the input.
     for (OpOperand *operand : operands)
       if (kernel.isDpsInput(operand) &&
           !kernel.readsInputAtOutputIndex(operand->getOperandNumber()))

@@ -125,11 +125,13 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
 
 /// The destinations of the results of `fusion` (the fusion contract's
 /// aliasing rule, docs/fusion.md): a horizontal kernel's updates go into the
-/// parameters and states they replace; a loop kernel's result may go into an
-/// input of its type that the kernel reads only at the output's own index
-/// (one whose last use is here first), never a function argument; every
-/// other result, and every result of a row or matmul kernel, into a
-/// tensor.empty built at `builder`'s insertion point.
+/// parameters and states they replace; a loop kernel's result, and a row
+/// kernel's result of the iteration shape, may go into an input of its type
+/// that the kernel reads only at the output's own index (a row kernel's row
+/// ops read it along the row, whole rows before writing them; one whose
+/// last use is here first), never a function argument; every other result,
+/// and every result of a matmul kernel, into a tensor.empty built at
+/// `builder`'s insertion point.
 SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
                                             FusionOp fusion,
                                             const OpOrder &order) {
@@ -147,11 +149,16 @@ SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
         if (auto arg =
                 dyn_cast<BlockArgument>(def.getOwner()->getOperand(*tied)))
           dest = fusion.getInputs()[arg.getArgNumber()];
-    } else if (fusion.getKind() == FusionKind::loop) {
+    } else if (fusion.getKind() == FusionKind::loop ||
+               (fusion.getKind() == FusionKind::row &&
+                cast<RankedTensorType>(type).getShape() ==
+                    fusion.getIterationShape())) {
+      bool wholeRows = fusion.getKind() == FusionKind::row;
       std::optional<unsigned> first;
       for (auto [j, in] : llvm::enumerate(fusion.getInputs())) {
         if (in.getType() != type || isa<BlockArgument>(in) ||
-            taken.contains(j) || !readsArgumentAtOutputIndex(body, j))
+            taken.contains(j) ||
+            !readsArgumentAtOutputIndex(body, j, wholeRows))
           continue;
         if (diesAt(in, fusion, order)) {
           first = j;

@@ -46,8 +46,10 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm, bool foldViews) {
 /// --mw-train-pipeline around a configured --mw-static-arena pass.
 static void addTrainPipeline(OpPassManager &pm,
                              std::unique_ptr<Pass> staticArena, bool fuse) {
-  if (fuse)
+  if (fuse) {
+    pm.addPass(createMwSink());
     pm.addPass(createMwFuse());
+  }
   buildBufferizePipeline(pm);
   pm.addPass(std::move(staticArena));
   pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
@@ -119,7 +121,8 @@ void mlir::mw::registerMWPipelines() {
       });
   registerPassPipeline(
       "mw-train-pipeline",
-      "Compile a step for the runtime: --mw-fuse (with fuse=true), "
+      "Compile a step for the runtime: --mw-sink and --mw-fuse (with "
+      "fuse=true), "
       "--mw-bufferize, --mw-static-arena (with this pipeline's other "
       "options, which are that pass's) and --mw-verify-plan; the result is "
       "what mw-translate --mw-to-plan takes",
@@ -138,8 +141,9 @@ void mlir::mw::registerMWPipelines() {
       [](function_ref<void(const ::mlir::detail::PassOptions &)>
              optionHandler) {
         PassOptionsMirror options;
-        options.addFlag("fuse", "Run --mw-fuse first, so the plan has fused "
-                                "kernels (default false: mw-translate exports "
+        options.addFlag("fuse", "Run --mw-sink and --mw-fuse first, so the "
+                                "plan has fused kernels and a memory-aware "
+                                "order (default false: mw-translate exports "
                                 "fused kernels only with the runtime's support "
                                 "for them)");
         mirrorMwStaticArenaOptions(options);

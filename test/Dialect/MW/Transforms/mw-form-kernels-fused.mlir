@@ -1,9 +1,11 @@
 // --mw-form-kernels turns each mw.fusion into one mw.kernel whose body is the
 // fusion's, and picks destinations by the fusion contract's aliasing rule:
 // a loop kernel may write an input it reads only at the output's own index
-// (one that dies there first), never a function argument; a row or matmul
-// kernel writes fresh tensors; a horizontal kernel updates the parameters and
-// states in place. One-Shot Bufferize then gives buffers only to the
+// (one that dies there first), never a function argument; so may a row
+// kernel's result of the iteration shape, where the row ops read the input
+// along its rows (the runtime reads whole rows before writing them); a
+// matmul kernel writes fresh tensors; a horizontal kernel updates the
+// parameters and states in place. One-Shot Bufferize then gives buffers only to the
 // kernels' inputs and outputs.
 // RUN: mw-opt %s -split-input-file --mw-form-kernels | FileCheck %s
 // RUN: mw-opt %s -split-input-file --mw-bufferize | FileCheck %s --check-prefix=BUF
@@ -49,19 +51,103 @@ func.func @loop_transposed(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @row_fresh
-// CHECK:       mw.exp
-// CHECK:       %[[D0:.*]] = tensor.empty() : tensor<4x8xf32>
-// CHECK-NEXT:  mw.kernel ins(%{{.*}}, %arg1 : tensor<4x8xf32>, tensor<8xf32>) outs(%[[D0]] : tensor<4x8xf32>)
+// The row kernel's input %e dies here and is read at the iteration index,
+// then along its rows by the softmax: the result is written over it, and
+// One-Shot Bufferize keeps it there (no second buffer).
+// CHECK-LABEL: func.func @row_in_place
+// CHECK:       %[[E:.*]] = mw.kernel ins(%arg0
+// CHECK-NOT:   tensor.empty
+// CHECK:       mw.kernel ins(%[[E]], %arg1 : tensor<4x8xf32>, tensor<8xf32>) outs(%[[E]] : tensor<4x8xf32>)
 // CHECK-NEXT:  ^bb0(
 // CHECK-NEXT:    mw.add
 // CHECK-NEXT:    mw.softmax
-func.func @row_fresh(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+// BUF-LABEL:   func.func @row_in_place
+// BUF:         %[[A:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// BUF-NOT:     memref.alloc
+// BUF:         mw.kernel ins(%[[A]], %arg1 : memref<4x8xf32>, memref<8xf32>) outs(%[[A]] : memref<4x8xf32>)
+func.func @row_in_place(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %e = mw.exp %x : tensor<4x8xf32>
   %r = mw.fusion row ins(%e, %b : tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>) {
   ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
     %s = mw.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     %p = mw.softmax %s axis = 1 : tensor<4x8xf32>
+    mw.yield %p : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// The fused softmax_grad of attention's backward: both inputs die here; the
+// result goes into the first (the saved probabilities).
+// CHECK-LABEL: func.func @row_softmax_grad_in_place
+// CHECK:       %[[Y:.*]] = mw.kernel ins(%arg0
+// CHECK:       %[[DY:.*]] = mw.kernel ins(%arg1
+// CHECK-NOT:   tensor.empty
+// CHECK:       mw.kernel ins(%[[Y]], %[[DY]] : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%[[Y]] : tensor<2x4x4xf32>)
+func.func @row_softmax_grad_in_place(%x: tensor<2x4x4xf32>, %g: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %y = mw.softmax %x axis = 2 : tensor<2x4x4xf32>
+  %dy = mw.neg %g : tensor<2x4x4xf32>
+  %r = mw.fusion row ins(%y, %dy : tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>) {
+  ^bb0(%a: tensor<2x4x4xf32>, %b: tensor<2x4x4xf32>):
+    %d = mw.softmax_grad %a, %b axis = 2 : tensor<2x4x4xf32>
+    %s = mw.splat 1.250000e-01 : tensor<f32>
+    %m = mw.mul %d, %s : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+    mw.yield %m : tensor<2x4x4xf32>
+  }
+  return %r : tensor<2x4x4xf32>
+}
+
+// -----
+
+// Not in place: the row kernel reads its input transposed (another row's
+// elements), so the result gets a fresh tensor.
+// CHECK-LABEL: func.func @row_transposed
+// CHECK:       %[[D:.*]] = tensor.empty() : tensor<4x4xf32>
+// CHECK-NEXT:  mw.kernel ins(%{{.*}} : tensor<4x4xf32>) outs(%[[D]] : tensor<4x4xf32>)
+func.func @row_transposed(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = mw.exp %x : tensor<4x4xf32>
+  %r = mw.fusion row ins(%e : tensor<4x4xf32>) -> (tensor<4x4xf32>) {
+  ^bb0(%a: tensor<4x4xf32>):
+    %t = mw.transpose %a permutation = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    %p = mw.softmax %t axis = 1 : tensor<4x4xf32>
+    mw.yield %p : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Not in place: a row-shaped result (a row reduction) never takes a
+// row-shaped input's buffer; only results of the iteration shape do.
+// CHECK-LABEL: func.func @row_reduction_fresh
+// CHECK:       %[[D0:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:       %[[D1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT:  mw.kernel ins(%arg0, %{{.*}} : tensor<4x8xf32>, tensor<4xf32>) outs(%[[D0]], %[[D1]] : tensor<4x8xf32>, tensor<4xf32>)
+func.func @row_reduction_fresh(%x: tensor<4x8xf32>, %v: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %w = mw.neg %v : tensor<4xf32>
+  %r:2 = mw.fusion row ins(%x, %w : tensor<4x8xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4xf32>):
+    %e = mw.exp %a : tensor<4x8xf32>
+    %s = mw.reduce_sum %e axes = [1] : tensor<4x8xf32> -> tensor<4xf32>
+    %t = mw.add %s, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    mw.yield %e, %t : tensor<4x8xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Not in place: the input is a function argument (a parameter or the
+// caller's tensor), which a kernel never overwrites.
+// CHECK-LABEL: func.func @row_argument_fresh
+// CHECK:       %[[D:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT:  mw.kernel ins(%arg0 : tensor<4x8xf32>) outs(%[[D]] : tensor<4x8xf32>)
+func.func @row_argument_fresh(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = mw.fusion row ins(%x : tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %n = mw.neg %a : tensor<4x8xf32>
+    %p = mw.softmax %n axis = 1 : tensor<4x8xf32>
     mw.yield %p : tensor<4x8xf32>
   }
   return %r : tensor<4x8xf32>

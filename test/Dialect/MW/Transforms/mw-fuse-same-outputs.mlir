@@ -33,6 +33,22 @@
 // RUN: mw-eval %t.gptu.f.mlir --entry forward --inputs %t.gptuf.in --print | diff %t.gptuf.ref -
 // RUN: mw-eval %t.gptu.b.mlir --entry forward --inputs %t.gptuf.in --print | diff %t.gptuf.ref -
 
+// --mw-sink, which --mw-train-pipeline=fuse=true runs before --mw-fuse,
+// only reorders: with a vocabulary of 4000 it moves the lm_head's wte
+// gradient toward the sum with the embedding's, and the row kernels then
+// write over dying inputs.
+// RUN: mw-models gpt --preset gpt2-tiny --train --attention unfused --batch 1 --vocab 4000 -o %t.gptv.mlir
+// RUN: mw-eval %t.gptv.mlir --entry train_step --random-inputs 7 --save-inputs %t.gptv.in --print > %t.gptv.ref
+// RUN: mw-opt %t.gptv.mlir --mw-sink -o %t.gptv.s.mlir
+// RUN: mw-opt %t.gptv.mlir -o %t.gptv.id.mlir
+// RUN: not cmp -s %t.gptv.id.mlir %t.gptv.s.mlir
+// RUN: mw-eval %t.gptv.s.mlir --entry train_step --inputs %t.gptv.in --print | diff %t.gptv.ref -
+// RUN: mw-opt %t.gptv.mlir --mw-train-pipeline=fuse=true -o %t.gptv.tp.mlir
+// Deterministic: the same order, kernels and offsets every time.
+// RUN: mw-opt %t.gptv.mlir --mw-train-pipeline=fuse=true -o %t.gptv.tp2.mlir
+// RUN: cmp %t.gptv.tp.mlir %t.gptv.tp2.mlir
+// RUN: mw-eval %t.gptv.tp.mlir --entry train_step --inputs %t.gptv.in --print | diff %t.gptv.ref -
+
 // RUN: mw-models gpt --preset gpt2-tiny -o %t.gptfwd.mlir
 // RUN: mw-eval %t.gptfwd.mlir --entry forward --random-inputs 7 --save-inputs %t.gptfwd.in --print > %t.gptfwd.ref
 // RUN: mw-opt %t.gptfwd.mlir --mw-fuse -o %t.gptfwd.f.mlir

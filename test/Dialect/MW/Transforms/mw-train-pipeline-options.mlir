@@ -9,7 +9,7 @@
 // Every option of the pass works, time-limit included.
 // RUN: mw-opt %s --mw-train-pipeline="strategy=exact time-limit=5 alignment=64" | FileCheck %s --check-prefix=PLAN
 // RUN: mw-opt --help | FileCheck %s --check-prefix=HELP
-// The pipeline's own option, fuse (--mw-fuse first), is taken out before
+// The pipeline's own option, fuse (--mw-sink and --mw-fuse first), is taken out before
 // the rest goes to the pass.
 // RUN: mw-opt %s --mw-train-pipeline="fuse=true alignment=64" | FileCheck %s --check-prefix=FUSE
 // RUN: not mw-opt %s --mw-train-pipeline="fuse=maybe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSEBAD
@@ -40,7 +40,7 @@
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
-// HELP-NEXT:   --fuse {{ *}}- Run --mw-fuse first
+// HELP-NEXT:   --fuse {{ *}}- Run --mw-sink and --mw-fuse first
 // HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]
 // HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC]]
 // HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC]]

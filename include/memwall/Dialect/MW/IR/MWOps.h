@@ -83,8 +83,13 @@ bool readsAtOutputIndex(Operation *op, unsigned index);
 int64_t bodyFlops(Block &block);
 /// Whether the body `block` of a kernel or fusion reads its argument `index`
 /// only while computing the output element at the same index (see
-/// KernelOp::readsInputAtOutputIndex).
-bool readsArgumentAtOutputIndex(Block &block, unsigned index);
+/// KernelOp::readsInputAtOutputIndex). With `wholeRows` (a row kernel), a
+/// row op over the last axis of a value of the argument's shape reads it at
+/// the index of each element of the row, and what it computes is not
+/// followed further: a row kernel computes its row ops over whole rows
+/// before it writes any element of them.
+bool readsArgumentAtOutputIndex(Block &block, unsigned index,
+                                bool wholeRows = false);
 } // namespace mlir::mw
 
 #endif // MEMWALL_DIALECT_MW_IR_MWOPS_H

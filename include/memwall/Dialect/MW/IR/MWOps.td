@@ -1407,9 +1407,11 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
       the kernel has no results; it reads every `ins` buffer and writes every
       `outs` buffer. A destination may be the same buffer as an input only
       when the body is one elementwise op (`mw.add`, `mw.adamw`, ...), where
-      element `i` is read before it is written, or a fused loop or
+      element `i` is read before it is written, or a fused loop, row or
       horizontal kernel that reads that input only at the output's own
-      index (`readsInputAtOutputIndex`).
+      index (`readsInputAtOutputIndex`; a row kernel's row ops read it at
+      the index of each element of the row, whole rows before the row is
+      written).
 
     A body of several ops (from an `mw.fusion`, `--mw-fuse`) is a *fused
     kernel*: only its `ins` and `outs` are buffers; its other values stay
@@ -1471,9 +1473,12 @@ def MW_KernelOp : Op<MW_Dialect, "kernel", [
     /// Whether every element of input `index` that the kernel reads is read
     /// while computing the output element at the same index: true for a
     /// fused loop kernel whose ops on that input (and on everything computed
-    /// from it) are elementwise at the iteration shape, and for each input
-    /// of a horizontal optimizer kernel (docs/fusion.md, destinations). A
-    /// destination may then be that input's buffer.
+    /// from it) are elementwise at the iteration shape, for each input of a
+    /// horizontal optimizer kernel, and for a fused row kernel whose ops on
+    /// that input are elementwise at the iteration shape up to row ops over
+    /// its last axis, which read it at the index of each element of a row
+    /// (the runtime reads whole rows before writing them; docs/fusion.md,
+    /// destinations). A destination may then be that input's buffer.
     bool readsInputAtOutputIndex(unsigned index);
   }];
 }

@@ -398,6 +398,57 @@ def MwFuse : Pass<"mw-fuse", "ModuleOp"> {
   ];
 }
 
+def MwSink : Pass<"mw-sink", "ModuleOp"> {
+  let summary = "Move ops toward their first reader where that lowers the "
+                "step's peak of live tensor bytes (a memory-aware schedule)";
+  let description = [{
+    Reorders the ops of every function on tensors (before `--mw-bufferize`;
+    `--mw-train-pipeline` with `fuse=true` runs it before `--mw-fuse`). An
+    op whose result is read much later keeps that result live across
+    everything in between: the tied embedding's gradient from the lm_head,
+    which `--mw-autodiff` computes first and adds to the embedding's own
+    gradient last, is live through the whole backward pass. Moving such an
+    op to just before its first reader shortens its result's lifetime and
+    lengthens those of the operands it read last; the pass makes the move
+    only where it lowers the peak.
+
+    The model is the arena's at tensor level: each top-level tensor result
+    is one buffer from its op to its last reader (an `mw.reshape`'s result
+    is a view of its operand's buffer), function arguments are not counted
+    (persistent), nor are the results of optimizer updates (written into the
+    parameters and states they replace), a result written over an operand
+    that dies there (the op's in-place rule) shares its buffer, returned
+    values live to the end, and the peak is the
+    largest sum of live bytes at one op. Each round tries, in program order,
+    every op whose move spans all of the peak's ops (no other move can lower
+    it), keeps the one with the lowest resulting peak (the earliest on
+    ties) if it lowers the current peak by more than 1/1024 of it (a move
+    for a few bytes would only part an op from the producer it fuses with),
+    and repeats until no move does; ops with regions stay where they are. Only the order changes, so
+    `mw-eval` gives bit-identical outputs. Functions with ops that have
+    memory effects (bufferized IR) are left alone.
+
+    ```mlir
+    %big = mw.matmul %a, %b : ...   // read only by %s, at the end
+    %c = ...                        // many ops that allocate
+    %s = mw.add %big, %e : ...
+    // becomes: %c ...; %big = mw.matmul %a, %b; %s = mw.add %big, %e
+    // when %big is larger than %a and %b together at the peak
+    ```
+
+    `report=true` prints, per function that changed, the ops moved and the
+    peak before and after.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the ops moved and the live tensor peak before and after, "
+           "to stdout">,
+  ];
+  let statistics = [
+    Statistic<"numMoved", "moved", "Ops moved toward their first reader">,
+  ];
+}
+
 def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
   let summary = "Wrap every mw op in an mw.kernel with destination operands, "
                 "ready for One-Shot Bufferize";
@@ -420,11 +471,13 @@ def MwFormKernels : Pass<"mw-form-kernels", "ModuleOp"> {
     An `mw.fusion` (from `--mw-fuse`) becomes one `mw.kernel` whose body is
     the fusion's body (a fused kernel), with one destination per result
     (the fusion contract's aliasing rule, docs/fusion.md): a `loop` kernel's
-    result may take an input of its type that every op of the body reads
-    only at the output's own index (one whose last use is here first; never
-    a function argument), a `horizontal` kernel's updates take the
-    parameters and states they replace, and every other result (all of a
-    `row` or `matmul` kernel's) a `tensor.empty`.
+    result, and a `row` kernel's result of the iteration shape, may take an
+    input of its type that every op of the body reads only at the output's
+    own index (a row op reads it along its rows, which the runtime reads
+    whole before writing them; one whose last use is here first; never a
+    function argument), a `horizontal` kernel's updates take the parameters
+    and states they replace, and every other result (all of a `matmul`
+    kernel's) a `tensor.empty`.
     Whether a destination that is an input is really written in place is not
     decided here: One-Shot Analysis decides it, and gives the result a fresh
     buffer (no copy: destinations are never read) where writing would clobber
