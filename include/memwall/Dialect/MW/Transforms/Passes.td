@@ -685,6 +685,13 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
         : tensor<128xf32> -> tensor<64xf32>
     ```
 
+    A bf16/fp16 step of `--mw-autodiff="master-weights=optimizer"` (f32
+    masters in the optimizer state) keeps DeepSpeed's layout: its gradient
+    buckets are divided by the rank count and reduced in the compute type,
+    the rank's piece is cast to f32 for the update of its master piece
+    (`zero.bucketK.master`), and the new half-precision piece is
+    all-gathered (stage 3: kept and gathered) in the compute type.
+
     Sizes are element counts, as DeepSpeed's are. Explicit options override
     the DeepSpeed configuration file given by `config`.
   }];
