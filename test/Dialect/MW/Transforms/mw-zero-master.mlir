@@ -36,6 +36,12 @@
 // RUN: mw-opt %t.step --mw-zero="stage=2 ranks=2" | sed 's/mw.zero.stage = 2 : i64//' | mw-opt --mw-memory-report -o /dev/null | FileCheck %s --check-prefix=INFER2
 // INFER1: per rank: ZeRO stage 1 (inferred), 2 ranks
 // INFER2: per rank: ZeRO stage 2 (inferred), 2 ranks
+// A master --mw-zero cannot pair with its parameter is an error at the
+// update, naming what it looked for.
+// RUN: sed 's/"w.master"/"w.copy"/g' %t.step | not mw-opt --mw-zero="ranks=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAME
+// NAME: error: 'mw.adamw' op mw-zero: the f32 master updated here is not named '<parameter>.master'
+// RUN: sed 's/mw.name = "w", mw.role = #mw.role<param>/mw.name = "v", mw.role = #mw.role<param>/g' %t.step | not mw-opt --mw-zero="ranks=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPARAM
+// NOPARAM: error: 'mw.adamw' op mw-zero: the f32 master updated here has no parameter 'w' of the compute type beside it
 // The text report names the case.
 // RUN: mw-opt %t.step --mw-zero="stage=2 ranks=2" --mw-memory-report -o /dev/null | FileCheck %s --check-prefix=TEXT
 // TEXT: model states          90 B (padding 0.00 B)
