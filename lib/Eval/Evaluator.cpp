@@ -29,6 +29,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -2375,6 +2376,30 @@ SmallVector<Tensor> mlir::mw::eval::randomInputs(FunctionOpInterface func,
         x = static_cast<int64_t>(gen.raw() % static_cast<uint64_t>(bound));
     }
     args.push_back(std::move(t));
+  }
+  // f32 masters (master-weights=optimizer) start as their parameters,
+  // widened: `w.master` from `w`, a ZeRO piece `zero.bucketK.master` from
+  // `zero.bucketK.param`.
+  SmallVector<unsigned> inputs = inputArguments(func);
+  llvm::StringMap<size_t> params;
+  for (auto [k, i] : llvm::enumerate(inputs)) {
+    auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
+    if (role && role.getValue() == Role::param)
+      params[argumentName(func, i)] = k;
+  }
+  for (auto [k, i] : llvm::enumerate(inputs)) {
+    auto role = func.getArgAttrOfType<RoleAttr>(i, MWDialect::kRoleAttrName);
+    std::string name = argumentName(func, i);
+    std::optional<std::string_view> of = mwrt::initial::masterOf(name);
+    if (!role || role.getValue() != Role::optimizer_state || !of ||
+        !args[k].isFloat())
+      continue;
+    auto it = params.find(StringRef(of->data(), of->size()));
+    if (it == params.end())
+      it = params.find((StringRef(of->data(), of->size()) + ".param").str());
+    if (it != params.end() && args[it->second].isFloat() &&
+        args[it->second].f.size() == args[k].f.size())
+      args[k].f = args[it->second].f;
   }
   return args;
 }

@@ -25,8 +25,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
+#include <string_view>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -120,6 +123,18 @@ void storeValue(DType dtype, uint8_t *data, int64_t i, double v) {
   }
 }
 
+/// Element `i` of a dense float array of `dtype` (f32, f16 or bf16).
+float loadFloat(DType dtype, const uint8_t *data, int64_t i) {
+  if (dtype == DType::F32) {
+    float f;
+    std::memcpy(&f, data + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, data + 2 * i, 2);
+  return dtype == DType::F16 ? halfBitsToFloat(h) : bfloatBitsToFloat(h);
+}
+
 using initial::NormalGenerator;
 
 bool sameView(const TensorRef &a, const TensorRef &b) {
@@ -180,6 +195,12 @@ public:
   std::optional<double> lossScaleValue(int p) const;
   bool isAdamStep(int p) const;
   int64_t tokenBound(int p) const;
+  /// An f32 master (initial::masterOf) from the parameters in `drawn`.
+  void fillMaster(const PersistentDesc &d,
+                  const std::map<std::string,
+                                 std::pair<DType, std::vector<uint8_t>>,
+                                 std::less<>> &drawn,
+                  std::vector<uint8_t> &bytes) const;
   void fillDefault(int p, NormalGenerator &weights, NormalGenerator &data,
                    std::vector<uint8_t> &bytes) const;
   mwrt_status checkTensor(const std::string &source, int p,
@@ -661,16 +682,94 @@ mwrt_status SessionImpl::initializeDefaults() {
   NormalGenerator weights(options.seed);
   NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
   std::vector<uint8_t> bytes;
+  // f32 masters (--mw-autodiff's master-weights=optimizer) start as their
+  // parameters widened (initial::masterOf): the parameters they name are
+  // kept here once drawn.
+  std::set<std::string, std::less<>> wanted;
+  for (const PersistentDesc &d : plan->persistents()) {
+    std::optional<std::string_view> of = initial::masterOf(d.name);
+    if (d.role != Role::OptimizerState || !of)
+      continue;
+    wanted.emplace(*of);
+    wanted.emplace(std::string(*of) + ".param");
+    for (const ShardMemberDesc &m : d.shard)
+      if (std::optional<std::string_view> src = initial::masterOf(m.source))
+        wanted.emplace(*src);
+  }
+  std::map<std::string, std::pair<DType, std::vector<uint8_t>>, std::less<>>
+      drawn;
+  // Masters after every parameter is drawn (the plan's order of persistents
+  // need not put parameters first); optimizer state draws nothing, so the
+  // others get the same values.
+  std::vector<size_t> masters;
   for (size_t p = 0; p < plan->persistents().size(); ++p) {
+    const PersistentDesc &d = plan->persistents()[p];
+    if (d.role == Role::OptimizerState && isFloatType(d.dtype) &&
+        initial::masterOf(d.name)) {
+      masters.push_back(p);
+      continue;
+    }
     // Drawn even when shared, so the others get the values they would get
     // alone; a shared one keeps the other session's contents.
     fillDefault(static_cast<int>(p), weights, data, bytes);
+    if (d.role == Role::Param && isFloatType(d.dtype) && wanted.count(d.name))
+      drawn[d.name] = {d.dtype, bytes};
+    if (sharedPersist[p])
+      continue;
+    if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
+      return st;
+  }
+  for (size_t p : masters) {
+    fillDefault(static_cast<int>(p), weights, data, bytes);
+    fillMaster(plan->persistents()[p], drawn, bytes);
     if (sharedPersist[p])
       continue;
     if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
       return st;
   }
   return MWRT_OK;
+}
+
+void SessionImpl::fillMaster(
+    const PersistentDesc &d,
+    const std::map<std::string, std::pair<DType, std::vector<uint8_t>>,
+                   std::less<>> &drawn,
+    std::vector<uint8_t> &bytes) const {
+  std::optional<std::string_view> of = initial::masterOf(d.name);
+  if (!of)
+    return;
+  const int64_t n = countOf(d.shape);
+  auto widen = [&](const std::pair<DType, std::vector<uint8_t>> &from,
+                   int64_t first, int64_t count, int64_t to) {
+    for (int64_t i = 0; i < count; ++i)
+      storeValue(d.dtype, bytes.data(), to + i,
+                 loadFloat(from.first, from.second.data(), first + i));
+  };
+  // A whole master, or a stage-3 piece beside its parameters' piece.
+  for (std::string name : {std::string(*of), std::string(*of) + ".param"}) {
+    auto it = drawn.find(name);
+    if (it != drawn.end() &&
+        static_cast<int64_t>(it->second.second.size()) ==
+            n * static_cast<int64_t>(dtypeSize(it->second.first))) {
+      widen(it->second, 0, n, 0);
+      return;
+    }
+  }
+  // A piece of whole parameters (stages 1-2): the rank's part of them.
+  if (d.shard.empty())
+    return;
+  const int64_t begin = (comm ? comm->rank() : 0) * n;
+  int64_t at = 0;
+  for (const ShardMemberDesc &m : d.shard) {
+    std::optional<std::string_view> src = initial::masterOf(m.source);
+    auto it = src ? drawn.find(*src) : drawn.end();
+    int64_t lo = std::max(at, begin), hi = std::min(at + m.elements, begin + n);
+    if (it != drawn.end() && lo < hi &&
+        static_cast<int64_t>(it->second.second.size()) ==
+            m.elements * static_cast<int64_t>(dtypeSize(it->second.first)))
+      widen(it->second, lo - at, hi - lo, lo - begin);
+    at += m.elements;
+  }
 }
 
 mwrt_status SessionImpl::upload(int p, const void *bytes) {

@@ -191,6 +191,14 @@ cl::opt<std::string> precision(
     cl::desc("fp32 (default), bf16 or fp16: compute precision; bf16/fp16 keep "
              "f32 master weights and optimizer state and imply --dtype"),
     cl::init("fp32"), cl::cat(trainCategory));
+cl::opt<std::string> masterWeights(
+    "master-weights",
+    cl::desc("bf16/fp16: where the f32 master weights live: param (default; "
+             "the parameters are f32 masters cast at their uses) or "
+             "optimizer (half-precision parameters and gradients, the master "
+             "in the optimizer state: DeepSpeed's layout)"),
+    cl::value_desc("param|optimizer"), cl::init("param"),
+    cl::cat(trainCategory));
 cl::opt<int64_t> gradAccum(
     "grad-accum",
     cl::desc("Split --batch into this many micro-batches whose gradients "
@@ -433,7 +441,8 @@ int main(int argc, char **argv) {
   bool trainOptionGiven = false;
   for (cl::Option *o : std::initializer_list<cl::Option *>{
            &optimizer, &lr, &beta1, &beta2, &eps, &weightDecay, &momentum,
-           &nesterov, &precision, &gradAccum, &lossScaleWindow,
+           &nesterov, &precision, &masterWeights, &gradAccum,
+           &lossScaleWindow,
            &lossScaleHysteresis, &lossScaleMin})
     trainOptionGiven |= o->getNumOccurrences() > 0;
   if (trainOptionGiven && !train)
@@ -491,6 +500,7 @@ int main(int argc, char **argv) {
     options.momentum = momentum;
     options.nesterov = nesterov;
     options.precision = precision;
+    options.masterWeights = masterWeights;
     options.gradAccum = gradAccum;
     options.lossScaleWindow = lossScaleWindow;
     options.lossScaleHysteresis = lossScaleHysteresis;

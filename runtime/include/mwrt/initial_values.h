@@ -98,6 +98,21 @@ inline bool endsWith(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
+/// The f32 master weights of --mw-autodiff's master-weights=optimizer
+/// (`<param>.master`, or a ZeRO piece `zero.bucketK.master`) start as the
+/// parameters they belong to, widened to f32: DeepSpeed makes its masters
+/// from the half-precision parameters the same way. The name of the
+/// parameter (or of the ZeRO piece `zero.bucketK`, whose parameters' piece
+/// is `zero.bucketK.param`) a state named `name` is the master of, or
+/// nothing for other state.
+inline std::optional<std::string_view> masterOf(std::string_view name) {
+  constexpr std::string_view kSuffix = ".master";
+  if (name.size() <= kSuffix.size() ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix)
+    return std::nullopt;
+  return name.substr(0, name.size() - kSuffix.size());
+}
+
 /// Whether a float parameter named `name` of rank `rank` is a norm's scale
 /// (layer_norm's and rms_norm's gamma: rank 1, named "...weight").
 inline bool isNormScale(std::string_view name, size_t rank) {

@@ -9,7 +9,9 @@ elements are the members' tensors (<member> for the parameter piece,
 <member>.<suffix> for optimizer state), flattened and concatenated in order.
 With one rank a bucket's piece is the whole bucket, so the packed file holds
 exactly what the unsharded file does, under the ZeRO step's names. Tensors of
-IN that no bucket takes are copied unchanged. f32 only.
+IN that no bucket takes are copied unchanged. A bucket's members share one
+float type: F32, or BF16/F16 (the half-precision parameters of a step with
+its f32 masters in the optimizer state).
 """
 import json
 import os
@@ -19,6 +21,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_safetensors import load  # noqa: E402  (the same directory)
+
+
+SIZES = {"F32": 4, "BF16": 2, "F16": 2}
 
 
 def save(path, tensors):
@@ -46,12 +51,16 @@ def main():
             sys.exit(f"{bucket}: packed for one rank only, not {ranks}")
         names = re.findall(r'"([^"]*)"', members)
         parts = [n if suffix == "param" else f"{n}.{suffix}" for n in names]
-        if any(p not in tensors or tensors[p][0] != "F32" for p in parts):
+        if any(p not in tensors for p in parts):
             continue  # state the step starts fresh (zeros)
+        dtypes = {tensors[p][0] for p in parts}
+        if len(dtypes) != 1 or not dtypes <= set(SIZES):
+            continue
+        dtype = dtypes.pop()
         data = b"".join(tensors[p][2] for p in parts)
         for p in parts:
             out.pop(p, None)
-        out[f"{bucket}.{suffix}"] = ("F32", [len(data) // 4], data)
+        out[f"{bucket}.{suffix}"] = (dtype, [len(data) // SIZES[dtype]], data)
     save(dst, out)
 
 

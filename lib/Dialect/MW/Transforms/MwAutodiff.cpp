@@ -4,12 +4,17 @@
 // Builds a training step from a forward function that returns a loss:
 // clone the forward ops (once per micro-batch), walk them in reverse applying
 // each op's GradientOpInterface rule, accumulate parameter gradients, and
-// apply AdamW or SGD. Mixed precision keeps f32 master weights and casts them
-// to the compute type at their uses, so the cast's own gradient rule brings
-// gradients back to f32. fp16 adds dynamic loss scaling: the backward pass is
-// seeded with the loss scale, the master gradients are unscaled and checked
-// for inf/NaN, an overflowing step keeps the old params and state, and
-// mw.loss_scale_update advances the scale state (DeepSpeed's rules).
+// apply AdamW or SGD. Mixed precision keeps f32 master weights: by default
+// (master-weights=param) as the parameters, cast to the compute type at their
+// uses, so the cast's own gradient rule brings gradients back to f32; with
+// master-weights=optimizer (DeepSpeed's and the ZeRO paper's layout) the
+// parameters and gradients are in the compute type and the f32 master is
+// optimizer state (`<param>.master`), which the optimizer updates from the
+// gradient cast to f32 and casts back into the new parameter. fp16 adds
+// dynamic loss scaling: the backward pass is seeded with the loss scale, the
+// f32 gradients are unscaled and checked for inf/NaN, an overflowing step
+// keeps the old params and state, and mw.loss_scale_update advances the
+// scale state (DeepSpeed's rules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +136,12 @@ LogicalResult MwAutodiffPass::checkOptions(ModuleOp module) {
                 Twine(lossScaleHysteresis));
   if (!(lossScaleMin > 0.0) || std::isinf(lossScaleMin))
     return fail("loss-scale-min must be finite and positive");
+  if (masterWeights != "param" && masterWeights != "optimizer")
+    return fail("unknown master-weights '" + masterWeights +
+                "' (expected param or optimizer)");
+  if (masterWeights == "optimizer" && precision == "fp32")
+    return fail("master-weights=optimizer needs precision=bf16 or fp16: an "
+                "fp32 step's parameters are its master weights");
   if (gradAccum < 1)
     return fail("grad-accum must be >= 1, got " + Twine(gradAccum));
   if (!(lr >= 0.0))
@@ -398,7 +409,10 @@ void MwAutodiffPass::runOnOperation() {
 
   Type computeElem = computeElementType(ctx);
   Type f32 = Float32Type::get(ctx);
-  bool mixed = precision != "fp32";
+  // Mixed precision with the masters as the parameters (cast at their uses),
+  // or with the masters in the optimizer state (half-precision parameters).
+  bool masterInState = masterWeights == "optimizer";
+  bool mixed = precision != "fp32" && !masterInState;
   SmallVector<unsigned> paramIdx, dataIdx;
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
     Type t = forward.getArgumentTypes()[i];
@@ -430,12 +444,22 @@ void MwAutodiffPass::runOnOperation() {
   bool momentumBuffer = !adam && momentum != 0.0;
   auto master = [&](unsigned i) -> Type {
     auto t = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
-    return mixed ? RankedTensorType::get(t.getShape(), f32) : Type(t);
+    return mixed || masterInState ? RankedTensorType::get(t.getShape(), f32)
+                                  : Type(t);
   };
   SmallVector<Slot> inSlots, outSlots;
   for (unsigned i : paramIdx)
-    inSlots.push_back({master(i), Role::param, nameOf(forward, i)});
+    inSlots.push_back({masterInState ? forward.getArgumentTypes()[i]
+                                     : master(i),
+                       Role::param, nameOf(forward, i)});
+  // Each parameter's state: its master (master-weights=optimizer), then the
+  // optimizer's buffers; stateBase[k] is the first of them.
+  SmallVector<unsigned> stateBase;
   for (unsigned i : paramIdx) {
+    stateBase.push_back(inSlots.size());
+    if (masterInState)
+      inSlots.push_back(
+          {master(i), Role::optimizer_state, nameOf(forward, i) + ".master"});
     if (adam) {
       inSlots.push_back(
           {master(i), Role::optimizer_state, nameOf(forward, i) + ".exp_avg"});
@@ -575,9 +599,9 @@ void MwAutodiffPass::runOnOperation() {
     if (!seed)
       seed = b.create<SplatOp>(loss.getLoc(), lossType,
                                b.getF64FloatAttr(1.0 / gradAccum));
-    // Differentiate with respect to the masters, through their casts. The
-    // casts are shared by all micro-batches; listing them first makes the
-    // reverse walk reach them last.
+    // Differentiate with respect to the parameters (the masters, through
+    // their casts). The casts are shared by all micro-batches; listing them
+    // first makes the reverse walk reach them last.
     SmallVector<Value> wrt(body->getArguments().take_front(paramIdx.size()));
     SmallVector<Operation *> all;
     if (mixed)
@@ -594,7 +618,9 @@ void MwAutodiffPass::runOnOperation() {
                         b.create<SplatOp>(loc, lossSum.getType(),
                                           b.getF64FloatAttr(1.0 / gradAccum)));
 
-  // The master gradients; in fp16 unscaled, then checked for inf and NaN.
+  // The master gradients (in the compute type with master-weights=
+  // optimizer, then cast to f32); in fp16 unscaled, then checked for inf
+  // and NaN.
   SmallVector<Value> masterGrads;
   for (auto [k, i] : llvm::enumerate(paramIdx)) {
     Value p = body->getArgument(k);
@@ -605,6 +631,8 @@ void MwAutodiffPass::runOnOperation() {
           << "' does not reach the loss; its gradient is zero";
       g = b.create<SplatOp>(p.getLoc(), p.getType(), b.getF64FloatAttr(0.0));
     }
+    if (masterInState)
+      g = b.create<CastOp>(p.getLoc(), master(i), g);
     if (lossScaling)
       g = b.create<DivOp>(p.getLoc(), g, lossScale);
     masterGrads.push_back(g);
@@ -635,31 +663,41 @@ void MwAutodiffPass::runOnOperation() {
                               updated);
   };
   for (auto [k, i] : llvm::enumerate(paramIdx)) {
+    // The updated value: the parameter itself, or its f32 master.
     Value p = body->getArgument(k);
+    unsigned s = stateBase[k];
+    Value w = masterInState ? body->getArgument(s++) : p;
     Value g = masterGrads[k];
     Location ploc = p.getLoc();
+    // The new parameter from the updated master: cast to the compute type
+    // (kept as it was on overflow, like the master).
+    auto newParam = [&](Value updated) -> Value {
+      if (!masterInState)
+        return keepOnOverflow(p, updated);
+      newState.push_back(keepOnOverflow(w, updated));
+      return keepOnOverflow(p, b.create<CastOp>(ploc, p.getType(), updated));
+    };
     if (adam) {
-      Value m = body->getArgument(paramIdx.size() + 2 * k);
-      Value v = body->getArgument(paramIdx.size() + 2 * k + 1);
+      Value m = body->getArgument(s);
+      Value v = body->getArgument(s + 1);
       auto upd = b.create<AdamWOp>(
-          ploc, TypeRange{p.getType(), p.getType(), p.getType()}, p, g, m, v,
+          ploc, TypeRange{w.getType(), w.getType(), w.getType()}, w, g, m, v,
           newStep, b.getF64FloatAttr(lr), b.getF64FloatAttr(beta1),
           b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
           b.getF64FloatAttr(wd));
-      newParams.push_back(keepOnOverflow(p, upd.getNewParam()));
+      newParams.push_back(newParam(upd.getNewParam()));
       newState.push_back(keepOnOverflow(m, upd.getNewExpAvg()));
       newState.push_back(keepOnOverflow(v, upd.getNewExpAvgSq()));
     } else {
-      Value buf =
-          momentumBuffer ? body->getArgument(paramIdx.size() + k) : Value();
-      SmallVector<Type> types{p.getType()};
+      Value buf = momentumBuffer ? body->getArgument(s) : Value();
+      SmallVector<Type> types{w.getType()};
       if (buf)
-        types.push_back(p.getType());
-      auto upd = b.create<SgdOp>(ploc, types, p, g, buf, b.getF64FloatAttr(lr),
+        types.push_back(w.getType());
+      auto upd = b.create<SgdOp>(ploc, types, w, g, buf, b.getF64FloatAttr(lr),
                                  b.getF64FloatAttr(momentum),
                                  b.getF64FloatAttr(0.0), b.getF64FloatAttr(wd),
                                  nesterov ? b.getUnitAttr() : UnitAttr());
-      newParams.push_back(keepOnOverflow(p, upd.getNewParam()));
+      newParams.push_back(newParam(upd.getNewParam()));
       if (buf)
         newState.push_back(keepOnOverflow(buf, upd.getNewMomentumBuffer()));
     }

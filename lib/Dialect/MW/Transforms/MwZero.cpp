@@ -14,6 +14,13 @@
 //  3. Stage 3 keeps parameters as pieces too and all-gathers each bucket
 //     before each run of its uses.
 //
+// A step of --mw-autodiff's master-weights=optimizer (half-precision
+// parameters and gradients, f32 masters in the optimizer state) keeps its
+// layout: gradients are divided by the rank count and reduced in the compute
+// type (DeepSpeed's pre-division), the rank's reduced piece is cast to f32
+// for the update of the master piece, and the new half-precision piece (the
+// master cast back) is what is all-gathered or, in stage 3, kept.
+//
 // The result is verified like any IR, so a rule that produced inconsistent
 // shapes is an error at the op, never a silently wrong program.
 //
@@ -338,6 +345,10 @@ LogicalResult splitBatch(func::FuncOp func, BatchSplit &split) {
 // 2-3. Collectives and sharded state
 //===----------------------------------------------------------------------===//
 
+/// The state index of a master piece in shardAttr (the optimizer's own
+/// state is 0, 1, ...; the parameters' piece is -1).
+constexpr int kMasterState = -2;
+
 /// One parameter and its update.
 struct Param {
   unsigned arg;
@@ -345,7 +356,20 @@ struct Param {
   RankedTensorType type;
   int64_t numel;
   Operation *update;                  ///< mw.adamw or mw.sgd
-  Value grad;                         ///< the update's gradient operand
+  /// The gradient that is reduced: the update's gradient operand, or with
+  /// an f32 master (master-weights=optimizer) the compute-type gradient the
+  /// update's operand is cast (and with fp16 unscaled) from.
+  Value grad;
+  /// master-weights=optimizer: the f32 master the update updates (an
+  /// optimizer_state argument), the return operand of its new value, the
+  /// casts of the gradient to f32 and of the new master to the parameter's
+  /// type, fp16's unscaling of the gradient and the select that keeps the
+  /// old parameter on overflow (null when absent).
+  int masterArg = -1;
+  unsigned masterResult = 0;
+  CastOp gradCast, paramCast;
+  DivOp unscale;
+  SelectOp paramSelect;
   SmallVector<unsigned> stateArgs;    ///< exp_avg, exp_avg_sq / momentum
   unsigned paramResult;               ///< the return operand of the update
   SmallVector<unsigned> stateResults; ///< likewise for the state
@@ -452,6 +476,17 @@ struct ZeroRewriter {
     return concat;
   }
 
+  /// A compute-type bucket divided by the rank count before it is reduced
+  /// (master-weights=optimizer), as DeepSpeed divides its half-precision
+  /// gradients: the mean of finite values stays within their range, where
+  /// their sum could overflow f16.
+  Value predivide(Value flat) {
+    auto mul = b.create<MulOp>(loc, flat,
+                               splat(flat.getType(), 1.0 / double(ranks)));
+    flattenOps.insert(mul);
+    return mul;
+  }
+
   SmallVector<Value> unflatten(Value flat, ArrayRef<Param *> members) {
     SmallVector<Value> out;
     int64_t offset = 0;
@@ -483,9 +518,10 @@ struct ZeroRewriter {
     for (Param *p : bk.members) {
       names.push_back(b.getStringAttr(p->name));
       StringRef source = p->name;
-      if (state >= 0)
+      if (state >= 0 || state == kMasterState)
         if (auto n = func.getArgAttrOfType<StringAttr>(
-                p->stateArgs[state], MWDialect::kNameAttrName))
+                state >= 0 ? p->stateArgs[state] : p->masterArg,
+                MWDialect::kNameAttrName))
           source = n.getValue();
       sources.push_back(b.getStringAttr(source));
       sizes.push_back(p->numel);
@@ -500,6 +536,8 @@ struct ZeroRewriter {
   }
 
   LogicalResult collectParams();
+  LogicalResult collectMaster(Operation &update, BlockArgument master,
+                              Param &p);
   void agreeOnOverflow();
   void formBuckets();
   void reduceWholeBucket(Bucket &bk);
@@ -529,13 +567,22 @@ LogicalResult ZeroRewriter::collectParams() {
       return op.emitOpError("mw-zero: the parameter updated here is not an "
                             "argument of the step");
     auto p = std::make_unique<Param>();
-    p->arg = arg.getArgNumber();
-    auto name = func.getArgAttrOfType<StringAttr>(p->arg, "mw.name");
-    p->name = name ? name.getValue().str() : "arg" + std::to_string(p->arg);
-    p->type = cast<RankedTensorType>(arg.getType());
-    p->numel = p->type.getNumElements();
     p->update = &op;
     p->grad = op.getOperand(1);
+    auto argRole = func.getArgAttrOfType<RoleAttr>(arg.getArgNumber(),
+                                                   "mw.role");
+    if (argRole && argRole.getValue() == Role::optimizer_state) {
+      // master-weights=optimizer: the update's operand is the f32 master.
+      if (failed(collectMaster(op, arg, *p)))
+        return failure();
+    } else {
+      p->arg = arg.getArgNumber();
+    }
+    BlockArgument paramArg = func.getArgument(p->arg);
+    auto name = func.getArgAttrOfType<StringAttr>(p->arg, "mw.name");
+    p->name = name ? name.getValue().str() : "arg" + std::to_string(p->arg);
+    p->type = cast<RankedTensorType>(paramArg.getType());
+    p->numel = p->type.getNumElements();
     auto stateOperands = isa<AdamWOp>(op)
                              ? op.getOperands().slice(2, 2)
                              : op.getOperands().drop_front(2);
@@ -549,14 +596,17 @@ LogicalResult ZeroRewriter::collectParams() {
     // (its piece replaces it there), or through the mw.select of fp16 loss
     // scaling that keeps the old value on overflow; stage 0 keeps the
     // updates as they are.
-    for (auto [i, r] : llvm::enumerate(op.getResults())) {
-      if (stage == 0)
-        break;
+    // The return operand `r` reaches (directly or through the select that
+    // keeps `old` on overflow), its uses other than `ignore` considered.
+    auto returnedAt = [&](Value r, Value old, Operation *ignore,
+                          SelectOp &select) -> FailureOr<unsigned> {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : r.getUses())
+        if (use.getOwner() != ignore)
+          uses.push_back(&use);
       Value returned = r;
-      SelectOp select;
-      Value old = i == 0 ? Value(arg) : stateOperands[i - 1];
-      if (r.hasOneUse())
-        if (auto s = dyn_cast<SelectOp>(r.use_begin()->getOwner());
+      if (uses.size() == 1)
+        if (auto s = dyn_cast<SelectOp>(uses.front()->getOwner());
             s && s.getFalseValue() == r && s.getTrueValue() == old) {
           if (overflow && s.getCondition() != overflow)
             return s.emitOpError("mw-zero: the updates keep their old values "
@@ -565,19 +615,44 @@ LogicalResult ZeroRewriter::collectParams() {
           overflow = s.getCondition();
           select = s;
           returned = s.getResult();
+          uses.clear();
+          for (OpOperand &use : returned.getUses())
+            uses.push_back(&use);
         }
-      if (!returned.hasOneUse() || returned.use_begin()->getOwner() != ret)
+      if (uses.size() != 1 || uses.front()->getOwner() != ret)
         return op.emitOpError("mw-zero: stage ")
                << stage << " needs each updated value to be returned "
                << "directly (or through the mw.select of fp16 loss scaling); '"
                << p->name << "' goes through '"
-               << (*returned.getUsers().begin())->getName() << "'";
+               << (uses.empty() ? StringRef("nothing")
+                                : uses.front()->getOwner()->getName()
+                                      .getStringRef())
+               << "'";
+      return uses.front()->getOperandNumber();
+    };
+    for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      if (stage == 0)
+        break;
+      SelectOp select;
+      bool master = i == 0 && p->masterArg >= 0;
+      Value old = i == 0 ? Value(arg) : stateOperands[i - 1];
+      FailureOr<unsigned> idx = returnedAt(
+          r, old, master ? p->paramCast.getOperation() : nullptr, select);
+      if (failed(idx))
+        return failure();
       p->selects.push_back(select);
-      unsigned idx = returned.use_begin()->getOperandNumber();
-      if (i == 0)
-        p->paramResult = idx;
-      else
-        p->stateResults.push_back(idx);
+      if (master) {
+        p->masterResult = *idx;
+        FailureOr<unsigned> at = returnedAt(
+            p->paramCast.getResult(), paramArg, nullptr, p->paramSelect);
+        if (failed(at))
+          return failure();
+        p->paramResult = *at;
+      } else if (i == 0) {
+        p->paramResult = *idx;
+      } else {
+        p->stateResults.push_back(*idx);
+      }
     }
     p->gradPos = pos(p->grad);
     p->whole = stage == 3 && p->numel < threshold;
@@ -596,11 +671,59 @@ LogicalResult ZeroRewriter::collectParams() {
   return success();
 }
 
+/// master-weights=optimizer: `update` updates the f32 master `master` (an
+/// optimizer_state argument `<name>.master`) from the compute-type gradient
+/// cast to f32 (fp16: then divided by the loss scale), and the new parameter
+/// is the new master cast back.
+LogicalResult ZeroRewriter::collectMaster(Operation &update,
+                                          BlockArgument master, Param &p) {
+  p.masterArg = master.getArgNumber();
+  auto fail = [&](const Twine &why) {
+    return update.emitOpError("mw-zero: the f32 master updated here ") << why;
+  };
+  Value g = update.getOperand(1);
+  if (auto div = g.getDefiningOp<DivOp>()) {
+    p.unscale = div;
+    g = div.getLhs();
+  }
+  p.gradCast = g.getDefiningOp<CastOp>();
+  if (!p.gradCast)
+    return fail("does not take its gradient as a cast from the compute type "
+                "(the layout of --mw-autodiff's master-weights=optimizer)");
+  p.grad = p.gradCast.getInput();
+  for (Operation *user : update.getResult(0).getUsers())
+    if (auto c = dyn_cast<CastOp>(user))
+      p.paramCast = c;
+  if (!p.paramCast)
+    return fail("is not cast back into a parameter");
+  // The parameter: `<name>` beside its master `<name>.master`.
+  auto name = func.getArgAttrOfType<StringAttr>(p.masterArg, "mw.name");
+  StringRef paramName =
+      name ? name.getValue() : StringRef();
+  if (!paramName.consume_back(".master"))
+    return fail("is not named '<parameter>.master'");
+  for (BlockArgument a : func.getArguments()) {
+    auto role = func.getArgAttrOfType<RoleAttr>(a.getArgNumber(), "mw.role");
+    auto n = func.getArgAttrOfType<StringAttr>(a.getArgNumber(), "mw.name");
+    if (role && role.getValue() == Role::param && n &&
+        n.getValue() == paramName && a.getType() == p.paramCast.getType() &&
+        a.getType() == p.grad.getType()) {
+      p.arg = a.getArgNumber();
+      return success();
+    }
+  }
+  return fail("has no parameter '" + paramName +
+              "' of the compute type beside it");
+}
+
 /// fp16 loss scaling from stage 1 on: each rank's overflow flag (found_inf
 /// of its own gradients) all-reduced with max, so that every rank skips the
 /// same steps. The gradients are reduced in f32, whose sum of the ranks'
-/// finite fp16-range values stays finite, so the flag of the sum is the max
-/// of the ranks' flags (DeepSpeed all-reduces its overflow flag likewise).
+/// finite fp16-range values stays finite, or with f32 masters in the
+/// optimizer state in f16 after the division by the rank count, whose mean
+/// of finite values stays finite (up to rounding at 65504): either way the
+/// flag of the reduction is the max of the ranks' flags (DeepSpeed
+/// all-reduces its overflow flag likewise).
 /// Stage 0 reduces the gradients before found_inf reads them already.
 void ZeroRewriter::agreeOnOverflow() {
   if (!overflow || stage == 0)
@@ -633,7 +756,10 @@ void ZeroRewriter::formBuckets() {
            x->getAttrDictionary() == y->getAttrDictionary() &&
            x->getNumOperands() == y->getNumOperands() &&
            (!isa<AdamWOp>(x) || x->getOperand(4) == y->getOperand(4)) &&
-           a->type.getElementType() == c->type.getElementType();
+           a->type.getElementType() == c->type.getElementType() &&
+           (a->masterArg >= 0) == (c->masterArg >= 0) &&
+           (a->unscale ? a->unscale.getRhs() : Value()) ==
+               (c->unscale ? c->unscale.getRhs() : Value());
   };
   for (Param *p : order) {
     bool whole = stage == 0 || p->whole;
@@ -666,6 +792,9 @@ void ZeroRewriter::reduceWholeBucket(Bucket &bk) {
   for (Param *p : bk.members)
     grads.push_back(p->grad);
   Value flat = flatten(grads, bk.elements, bk.elemType);
+  bool master = bk.members.front()->masterArg >= 0;
+  if (master)
+    flat = predivide(flat);
   Value sum = b.create<mesh::AllReduceOp>(
       loc, flat.getType(), mesh, axes, flat,
       mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Sum));
@@ -679,8 +808,11 @@ void ZeroRewriter::reduceWholeBucket(Bucket &bk) {
         firstUse = user;
   b.setInsertionPoint(firstUse);
   Value done = complete(sum, firstUse);
-  Value mean = b.create<MulOp>(loc, done,
-                               splat(done.getType(), 1.0 / double(ranks)));
+  Value mean = master ? done
+                      : b.create<MulOp>(loc, done,
+                                        splat(done.getType(),
+                                              1.0 / double(ranks)))
+                            .getResult();
   SmallVector<Value> reduced = unflatten(mean, bk.members);
   for (auto [p, r] : llvm::zip(bk.members, reduced))
     p->grad.replaceUsesWithIf(r, [&](OpOperand &use) {
@@ -746,15 +878,34 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   for (Param *p : bk.members)
     grads.push_back(p->grad);
   Value flat = flatten(grads, bk.padded, bk.elemType);
+  // master-weights=optimizer: the compute-type gradients reduced (divided
+  // first), the rank's piece cast to f32 (and unscaled) for the update of
+  // its f32 master piece.
+  Param *front = bk.members.front();
+  bool master = front->masterArg >= 0;
+  if (master)
+    flat = predivide(flat);
   auto pieceType = RankedTensorType::get({bk.piece}, bk.elemType);
+  auto stateType =
+      master ? RankedTensorType::get(
+                   {bk.piece},
+                   cast<RankedTensorType>(func.getArgument(front->masterArg).getType())
+                       .getElementType())
+             : pieceType;
   Value scattered = b.create<mesh::ReduceScatterOp>(
       loc, pieceType, mesh, axes, flat,
       mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Sum),
       b.getIndexAttr(0));
   b.setInsertionPoint(firstUpdate);
   Value gradPiece = complete(scattered, firstUpdate);
-  gradPiece = b.create<MulOp>(loc, gradPiece,
-                              splat(pieceType, 1.0 / double(ranks)));
+  if (master) {
+    gradPiece = b.create<CastOp>(loc, stateType, gradPiece);
+    if (front->unscale)
+      gradPiece = b.create<DivOp>(loc, gradPiece, front->unscale.getRhs());
+  } else {
+    gradPiece = b.create<MulOp>(loc, gradPiece,
+                                splat(pieceType, 1.0 / double(ranks)));
+  }
 
   // The rank's piece of the parameters: sliced locally (stages 1-2), or an
   // argument of its own (stage 3).
@@ -765,9 +916,11 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
          b.getNamedAttr("mw.name", b.getStringAttr(name)),
          b.getNamedAttr(MWDialect::kShardAttrName, shardAttr(bk, state))});
   };
-  auto addArg = [&](Role role, StringRef name, int state = -1) {
+  auto addArg = [&](Role role, StringRef name, int state = -1,
+                    Type type = Type()) {
     unsigned i = func.getNumArguments();
-    (void)func.insertArgument(i, pieceType, argAttrs(role, name, state), loc);
+    (void)func.insertArgument(i, type ? type : pieceType,
+                              argAttrs(role, name, state), loc);
     eraseArgs.resize(func.getNumArguments());
     return func.getArgument(i);
   };
@@ -778,10 +931,12 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
     ret->insertOperands(ret.getNumOperands(), v);
   };
 
+  // (With a master, the parameters' piece is only the old value that fp16's
+  // overflow keeps.)
   Value paramPiece;
   if (stage == 3) {
     paramPiece = addArg(Role::param, base + ".param");
-  } else {
+  } else if (!master || overflow) {
     SmallVector<Value> ps;
     for (Param *p : bk.members)
       ps.push_back(func.getArgument(p->arg));
@@ -795,38 +950,55 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   SmallVector<std::string> stateNames =
       isa<AdamWOp>(proto) ? SmallVector<std::string>{"exp_avg", "exp_avg_sq"}
                           : SmallVector<std::string>{"momentum_buffer"};
+  Value masterPiece =
+      master ? addArg(Role::optimizer_state, base + ".master", kMasterState,
+                      stateType)
+             : paramPiece;
   SmallVector<Value> stateArgs;
   for (size_t s = 0; s < bk.members.front()->stateArgs.size(); ++s)
     stateArgs.push_back(addArg(Role::optimizer_state,
-                               base + "." + stateNames[s], static_cast<int>(s)));
-  SmallVector<Value> operands{paramPiece, gradPiece};
+                               base + "." + stateNames[s], static_cast<int>(s),
+                               stateType));
+  SmallVector<Value> operands{masterPiece, gradPiece};
   operands.append(stateArgs);
   if (isa<AdamWOp>(proto))
     operands.push_back(proto->getOperand(4)); // the step
   OperationState state(proto->getLoc(), proto->getName());
   state.addOperands(operands);
   state.addAttributes(proto->getAttrs());
-  state.addTypes(SmallVector<Type>(1 + stateArgs.size(), pieceType));
+  state.addTypes(SmallVector<Type>(1 + stateArgs.size(), stateType));
   Operation *update = b.create(state);
   ++collectives; // the reduce-scatter
+  // The new parameters' piece: the updated master cast back, or the update
+  // itself.
+  Value newParamPiece = update->getResult(0);
+  if (master)
+    newParamPiece = b.create<CastOp>(loc, pieceType, newParamPiece);
   // The updated pieces, or with fp16 loss scaling the old ones where any
   // rank overflowed (the flag is every rank's: globalOverflow).
   SmallVector<Value> updated(update->getResults());
   if (overflow) {
-    SmallVector<Value> olds{paramPiece};
+    SmallVector<Value> olds{masterPiece};
     olds.append(stateArgs);
     for (auto [k, v] : llvm::enumerate(updated))
       v = b.create<SelectOp>(loc, v.getType(), overflow, olds[k], v);
+    if (master)
+      newParamPiece = b.create<SelectOp>(loc, pieceType, overflow, paramPiece,
+                                         newParamPiece);
+    else
+      newParamPiece = updated[0];
+  } else if (!master) {
+    newParamPiece = updated[0];
   }
 
   // The updated pieces: gathered back into the parameters (stages 1-2) or
   // returned as they are (stage 3).
   if (stage == 3) {
-    addResult(updated[0], Role::param, base + ".param");
+    addResult(newParamPiece, Role::param, base + ".param");
   } else {
     Value gathered = b.create<mesh::AllGatherOp>(
         loc, RankedTensorType::get({bk.padded}, bk.elemType), mesh, axes,
-        updated[0], b.getIndexAttr(0));
+        newParamPiece, b.getIndexAttr(0));
     Value full = complete(gathered, ret);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ret);
@@ -834,6 +1006,9 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
     for (auto [p, v] : llvm::zip(bk.members, newParams))
       ret->setOperand(p->paramResult, v);
   }
+  if (master)
+    addResult(updated[0], Role::optimizer_state, base + ".master",
+              kMasterState);
   for (size_t s = 0; s < stateArgs.size(); ++s)
     addResult(updated[1 + s], Role::optimizer_state,
               base + "." + stateNames[s], static_cast<int>(s));
@@ -844,6 +1019,20 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
       eraseResults.set(r);
     if (stage == 3)
       eraseResults.set(p->paramResult);
+    if (master) {
+      eraseResults.set(p->masterResult);
+      eraseArgs.set(p->masterArg);
+      // The new parameter's cast (and select): placeholders where returned.
+      for (Operation *op : {p->paramSelect.getOperation(),
+                            p->paramCast.getOperation()}) {
+        if (!op)
+          continue;
+        for (OpOperand &use :
+             llvm::make_early_inc_range(op->getResult(0).getUses()))
+          use.set(update->getResult(0)); // placeholder, erased with results
+        op->erase();
+      }
+    }
     for (SelectOp select : p->selects)
       if (select) {
         for (OpOperand &use :
@@ -858,8 +1047,15 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
     for (unsigned a : p->stateArgs)
       eraseArgs.set(a);
   }
-  for (Param *p : bk.members)
+  for (Param *p : bk.members) {
     p->update->erase();
+    // The member's own unscaling and cast of its gradient, unless found_inf
+    // still reads them.
+    if (p->unscale && p->unscale->use_empty())
+      p->unscale->erase();
+    if (p->gradCast && p->gradCast->use_empty())
+      p->gradCast->erase();
+  }
 
   if (stage == 3) {
     if (failed(gatherParams(bk, paramPiece, gathers)))

@@ -95,6 +95,16 @@ bool reachesOutput(FunctionOpInterface func, Value v) {
   return false;
 }
 
+/// The bucket a gradient collective reduces, under the division by the rank
+/// count that --mw-zero puts before reductions in the compute type
+/// (master-weights=optimizer): `mw.mul %bucket, %splat`.
+Value bucketOf(Value input) {
+  if (auto mul = input.getDefiningOp<MulOp>())
+    if (mul.getRhs().getDefiningOp<SplatOp>())
+      return mul.getLhs();
+  return input;
+}
+
 /// The logical elements of the bucket a reduce-scatter reduces: the
 /// mw.shard sizes of the state or parameter piece its update takes, else
 /// the input less a trailing zero-splat padding, else the whole input.
@@ -104,7 +114,7 @@ int64_t bucketElements(FunctionOpInterface func, mesh::ReduceScatterOp rs) {
     Value x = work.pop_back_val();
     for (OpOperand &use : x.getUses()) {
       Operation *user = use.getOwner();
-      if (isa<WaitOp, MulOp, DivOp>(user)) {
+      if (isa<WaitOp, MulOp, DivOp, CastOp>(user)) {
         work.append(user->result_begin(), user->result_end());
         continue;
       }
@@ -119,7 +129,7 @@ int64_t bucketElements(FunctionOpInterface func, mesh::ReduceScatterOp rs) {
     }
   }
   int64_t total = numElementsOf(rs.getInput().getType());
-  if (auto concat = rs.getInput().getDefiningOp<ConcatOp>())
+  if (auto concat = bucketOf(rs.getInput()).getDefiningOp<ConcatOp>())
     if (auto pad = concat.getInputs().back().getDefiningOp<SplatOp>())
       return total - numElementsOf(pad.getType());
   return total;
@@ -176,7 +186,13 @@ int64_t inferStage(FunctionOpInterface func, ArrayRef<Operation *> order,
     scatters = true;
     llvm::DenseSet<Operation *> flatten;
     SmallVector<Value> leaves;
-    flattenTree(rs.getInput(), flatten, leaves);
+    Value bucket = bucketOf(rs.getInput());
+    if (bucket != rs.getInput()) {
+      flatten.insert(rs.getInput().getDefiningOp());
+      flatten.insert(rs.getInput().getDefiningOp()->getOperand(1)
+                         .getDefiningOp());
+    }
+    flattenTree(bucket, flatten, leaves);
     int64_t last = -1;
     for (Value g : leaves)
       if (Operation *def = g.getDefiningOp())
@@ -484,13 +500,27 @@ mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,
   z.paperVolumeElements = (z.stage == 3 ? 3 : 2) * z.psi;
   z.paperVolumeExpression = z.stage == 3 ? "3Ψ" : "2Ψ";
 
-  // The formula: the case the step's persistent state is in.
+  // The formula: the case the step's persistent state is in. An update of
+  // an optimizer_state argument updates an f32 master beside
+  // half-precision parameters (--mw-autodiff's master-weights=optimizer):
+  // its bytes per parameter belong to the optimizer state.
   bool adam = false, sgdMomentum = false, sgd = false;
+  int64_t masterBytes = 0, updatedBytes = 0;
   func.getFunctionBody().walk([&](Operation *op) {
     adam |= isa<AdamWOp>(op);
     if (auto s = dyn_cast<SgdOp>(op)) {
       sgd = true;
       sgdMomentum |= s->getNumOperands() > 2;
+    }
+    if (isa<AdamWOp, SgdOp>(op)) {
+      Value w = op->getOperand(0);
+      updatedBytes = std::max(updatedBytes, elementBytes(w.getType()));
+      if (auto arg = dyn_cast<BlockArgument>(w))
+        if (arg.getOwner()->isEntryBlock() &&
+            arg.getParentRegion() == &func.getFunctionBody() &&
+            roleOf(func.getArgAttrDict(arg.getArgNumber())) ==
+                Role::optimizer_state)
+          masterBytes = std::max(masterBytes, elementBytes(w.getType()));
     }
     if (auto c = dyn_cast<CastOp>(op)) {
       Type to = c.getResult().getType().getElementType();
@@ -508,24 +538,38 @@ mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,
            "its parameters and casts them at their uses (docs/training.md), "
            "so the paper's mixed-precision accounting (2-byte parameters "
            "and gradients) does not describe it";
+  // The optimizer's buffers are in the updated value's type (the master's
+  // with one, else the parameters').
+  int64_t m = updatedBytes ? updatedBytes : a;
+  std::string masters;
+  if (masterBytes) {
+    why += ", and its " + std::to_string(masterBytes) +
+           "-byte master weights are optimizer state (master-weights="
+           "optimizer, docs/training.md), as in the paper's mixed-precision "
+           "accounting";
+    masters = " with " + std::to_string(masterBytes) +
+              "-byte masters in the optimizer state";
+  }
   if (adam) {
     z.optimizer = "adamw";
-    z.formula = makeFormula(precision + " Adam", a, g, 2 * a, z.stage,
-                            z.ranks, z.psi);
+    z.formula = makeFormula(precision + " Adam" + masters, a, g, masterBytes + 2 * m,
+                            z.stage, z.ranks, z.psi);
     z.paperMixed = makeFormula("mixed-precision Adam (ZeRO paper)", 2, 2, 12,
                                z.stage, z.ranks, z.psi);
     z.paperMixed->why = "K = 12: fp32 master weights, momentum and variance "
                         "beside fp16 parameters and gradients";
   } else if (sgd) {
     z.optimizer = sgdMomentum ? "sgd-momentum" : "sgd";
-    z.formula = makeFormula(precision + (sgdMomentum ? " SGD with momentum"
-                                                     : " SGD"),
-                            a, g, sgdMomentum ? a : 0, z.stage, z.ranks,
-                            z.psi);
+    z.formula = makeFormula(precision +
+                                (sgdMomentum ? " SGD with momentum" : " SGD") +
+                                masters,
+                            a, g, masterBytes + (sgdMomentum ? m : 0),
+                            z.stage, z.ranks, z.psi);
   } else {
     z.optimizer = "none";
-    z.formula = makeFormula(precision + " without optimizer state", a, g, 0,
-                            z.stage, z.ranks, z.psi);
+    z.formula = makeFormula(precision + " without optimizer state" + masters,
+                            a, g,
+                            masterBytes, z.stage, z.ranks, z.psi);
   }
   z.formula.why = why;
 

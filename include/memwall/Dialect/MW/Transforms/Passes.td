@@ -256,6 +256,22 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
       type; parameters become f32 master weights cast to it at their uses,
       gradients arrive in f32 and the optimizer state is f32. `fp16` adds
       dynamic loss scaling with DeepSpeed's rules (see docs/training.md).
+    - `master-weights=optimizer` (with `precision=bf16|fp16`; an error with
+      `fp32`): DeepSpeed's and the ZeRO paper's layout instead. The `param`
+      arguments and results are in the compute type, gradients are computed
+      in it (no cast back to f32 in the backward pass), and each parameter's
+      f32 master is an `optimizer_state` argument and result
+      `<param>.master`, before its moments. The optimizer casts each gradient
+      to f32 (fp16: then unscales it), updates the master and its state in
+      f32 and returns the new parameter as the master cast to the compute
+      type; on overflow the master is kept too. Per parameter that is 2 + 2
+      + 12 bytes with AdamW, the paper's mixed-precision accounting.
+
+      ```mlir
+      %g = mw.cast %dw : tensor<8x4xbf16> to tensor<8x4xf32>
+      %m1, %e1, %v1 = mw.adamw %master, %g, %exp_avg, %exp_avg_sq, %t ...
+      %w1 = mw.cast %m1 : tensor<8x4xf32> to tensor<8x4xbf16>
+      ```
     - `precision=fp16`: four more `optimizer_state` arguments and results
       follow the optimizer's: `loss_scale.scale` (f32), `loss_scale.iter`,
       `loss_scale.last_overflow` and `loss_scale.hysteresis` (i64). The
@@ -308,6 +324,12 @@ def MwAutodiff : Pass<"mw-autodiff", "ModuleOp"> {
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "Compute precision: fp32, bf16 or fp16 (f32 master weights and "
            "optimizer state for bf16/fp16)">,
+    Option<"masterWeights", "master-weights", "std::string",
+           /*default=*/"\"param\"",
+           "Where bf16/fp16 steps keep their f32 master weights: param (the "
+           "parameters are the masters, cast at their uses) or optimizer "
+           "(half-precision parameters and gradients, the master in the "
+           "optimizer state as <param>.master: DeepSpeed's layout)">,
     Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
            "Micro-batches whose gradients accumulate before one update">,
     Option<"lossScaleWindow", "loss-scale-window", "int64_t",
@@ -715,6 +737,13 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
     %piece = mesh.reduce_scatter %flat on @dp mesh_axes = [0] scatter_axis = 0
         : tensor<128xf32> -> tensor<64xf32>
     ```
+
+    A bf16/fp16 step of `--mw-autodiff="master-weights=optimizer"` (f32
+    masters in the optimizer state) keeps DeepSpeed's layout: its gradient
+    buckets are divided by the rank count and reduced in the compute type,
+    the rank's piece is cast to f32 for the update of its master piece
+    (`zero.bucketK.master`), and the new half-precision piece is
+    all-gathered (stage 3: kept and gathered) in the compute type.
 
     Sizes are element counts, as DeepSpeed's are. Explicit options override
     the DeepSpeed configuration file given by `config`.
