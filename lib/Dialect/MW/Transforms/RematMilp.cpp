@@ -587,7 +587,7 @@ ClosureKnapsack remat::savedBytesProblem(const StepGraph &g,
       continue;
     p.cost[j] = flopsCost ? node.flops
                           : static_cast<int64_t>(std::llround(
-                                node.seconds * 1e12));
+                                node.seconds / kTimeUnit));
     for (unsigned o = 0; o < node.numDirect; ++o) {
       int u = node.operands[o];
       int def = g.vals[u].def;

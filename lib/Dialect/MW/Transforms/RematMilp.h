@@ -95,7 +95,7 @@ CoverBound solveCoverBound(const StepStructure &info, const StepGraph &g,
 /// to `prereqs`: (a, b) means recomputing a needs b recomputed too (b
 /// defines an operand of a that is not saved, so not kept). Every saved
 /// value has a backward use, so a saved value is kept exactly when its
-/// defining op is not in R. Plain integers (FLOPs or picoseconds, bytes) so
+/// defining op is not in R. Plain integers (FLOPs or femtoseconds, bytes) so
 /// the hull and the bound are exact.
 struct ClosureKnapsack {
   std::vector<int64_t> cost, gain;
@@ -153,7 +153,9 @@ ClosureKnapsackResult solveClosureKnapsack(const ClosureKnapsack &p,
 /// nothing: planRemat reads them), gains from the droppable saved values it
 /// defines (those with a backward use), requirements from the operands that
 /// are forward values not saved (constants aside). `flopsCost` prices items
-/// by FLOPs, else by roofline seconds in picoseconds.
+/// by FLOPs, else by roofline seconds in units of kTimeUnit (rounded: a
+/// bound in seconds is lowered by half a unit per op).
+constexpr double kTimeUnit = 1e-15;
 ClosureKnapsack savedBytesProblem(const StepGraph &g,
                                   const StepStructure &info, bool flopsCost);
 
