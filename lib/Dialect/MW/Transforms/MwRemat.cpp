@@ -514,8 +514,9 @@ private:
   LogicalResult runOptimalSaved(RematRun &run);
   /// The saved-bytes problem's optimum for run.savedBudgetBytes in the time
   /// left of `time-limit`; "infeasible" when the budget is below what the
-  /// step must keep.
-  ClosureKnapsackResult solveSaved(RematRun &run);
+  /// step must keep. `hull`, when given, is the problem's (closureHull).
+  ClosureKnapsackResult solveSaved(RematRun &run,
+                                   const std::vector<HullPoint> *hull = nullptr);
 
   /// Rewrites the step by the chosen plan and records mw.remat.*.
   void finish(RematRun &run);
@@ -955,11 +956,28 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
           sharing, keptPlan, simulateArena(g, keptPlan, kAlignment));
     }
   }
+  // The vertices of the saved-bytes hull (budget-independent): the cheapest
+  // ways to free each of their amounts of saved bytes, each op recomputed
+  // once; planned with shared chains and segments, and without sharing.
+  std::vector<HullPoint> hull =
+      closureHull(savedBytesProblem(g, info, cost == "flops"));
+  for (auto [k, h] : llvm::enumerate(hull)) {
+    if (k == 0)
+      continue;
+    llvm::BitVector kp = keptSetOf(g, info, h.chosen);
+    for (Sharing sharing : {Sharing{/*chains=*/true, /*segments=*/true},
+                            Sharing{/*chains=*/false, /*segments=*/false}}) {
+      RematPlan plan = planRemat(g, info, kp, sharing);
+      add("hull " + std::to_string(k) +
+              (sharing.segments ? " shared segments" : " unsegmented"),
+          kp, sharing, plan, simulateArena(g, plan, kAlignment));
+    }
+  }
   // With a saved-budget: the exact saved-bytes optimum (every op recomputed
   // once), so auto is never worse than it; with shared segments too, whose
   // clones live less long when a peak budget also holds.
   if (run.savedBudgetBytes >= 0) {
-    ClosureKnapsackResult exact = solveSaved(run);
+    ClosureKnapsackResult exact = solveSaved(run, &hull);
     if (exact.status == "optimal" || exact.status == "feasible") {
       llvm::BitVector kp = keptSetOf(g, info, exact.chosen);
       for (Sharing sharing : {Sharing{/*chains=*/false, /*segments=*/false,
@@ -1191,7 +1209,8 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   return success();
 }
 
-ClosureKnapsackResult MwRematPass::solveSaved(RematRun &run) {
+ClosureKnapsackResult
+MwRematPass::solveSaved(RematRun &run, const std::vector<HullPoint> *hull) {
   // Kept bytes = every saved value's - what the chosen ops free.
   int64_t savedAll = 0;
   for (int v : run.g.saved)
@@ -1202,7 +1221,7 @@ ClosureKnapsackResult MwRematPass::solveSaved(RematRun &run) {
                                 run.solveStart)
                                 .count();
   return solveClosureKnapsack(problem, savedAll - run.savedBudgetBytes,
-                              std::max(left, 1.0));
+                              std::max(left, 1.0), hull);
 }
 
 LogicalResult MwRematPass::runOptimalSaved(RematRun &run) {
@@ -1253,13 +1272,14 @@ LogicalResult MwRematPass::runOptimalSaved(RematRun &run) {
   milpSummary =
       llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_unit={3} "
                     "solver_cost={4:e} plan_cost={5:e} source={6} "
-                    "hull_points={7} milp_vars={8} milp_rows={9} "
-                    "exact_ms={10:F3}",
+                    "hull_points={7} hull_bound={8:e} hull_incumbent={9:e} "
+                    "milp_vars={10} milp_rows={11} exact_ms={12:F3}",
                     exact.status == "optimal" ? "proven" : "bounded",
                     gap * 100.0, bound * unit,
                     cost == "flops" ? "flops" : "seconds", exact.cost * unit,
                     planCost * unit, exact.source, exact.hullPoints,
-                    exact.vars, exact.rows, exact.seconds * 1e3)
+                    exact.hullBound * unit, exact.hullCost * unit, exact.vars,
+                    exact.rows, exact.seconds * 1e3)
           .str();
   return success();
 }

@@ -453,7 +453,7 @@ remat::solveClosureKnapsack(const ClosureKnapsack &p, int64_t need,
     own = closureHull(p);
   const std::vector<HullPoint> &hull = givenHull ? *givenHull : own;
   r.hullPoints = hull.size();
-  r.bound = hullBound(hull, need);
+  r.bound = r.hullBound = hullBound(hull, need);
   if (std::isinf(r.bound))
     return done("infeasible");
   const HullPoint *incumbent = nullptr;
@@ -463,7 +463,7 @@ remat::solveClosureKnapsack(const ClosureKnapsack &p, int64_t need,
       break;
     }
   r.chosen = incumbent->chosen;
-  r.cost = incumbent->cost;
+  r.cost = r.hullCost = incumbent->cost;
   r.gain = incumbent->gain;
   r.source = "hull";
   if (r.cost <= r.bound)

@@ -131,6 +131,10 @@ struct ClosureKnapsackResult {
   /// A certified lower bound on every closed set freeing `need`: the hull's,
   /// or CBC's when higher; cost when proven.
   double bound = 0.0;
+  /// The hull's bound alone (the Lagrangian dual), and the cost of the
+  /// hull's first vertex freeing enough (the incumbent CBC starts from).
+  double hullBound = 0.0;
+  int64_t hullCost = 0;
   /// Where the answer came from: "hull" (a vertex at or just above need
   /// whose cost meets the bound) or "cbc".
   std::string source;

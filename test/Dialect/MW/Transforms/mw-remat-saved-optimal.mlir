@@ -30,7 +30,7 @@
 // RUN: mw-opt %s --mw-remat="strategy=optimal saved-budget=512 cost=flops verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=S512
 // S512: saved_activation_bytes=512 {{.*}}recompute_flops=0 {{.*}}optimality=proven gap=0.000% bound=0.000000e+00 bound_unit=flops {{.*}}source=hull
 // RUN: mw-opt %s --mw-remat="strategy=optimal saved-budget=384 cost=flops verbose=true" -o %t.384.mlir 2>&1 | FileCheck %s --check-prefix=S384
-// S384: saved_activation_bytes=384 {{.*}}recompute_flops=512 {{.*}}chosen="saved-bytes optimum (cbc)" {{.*}}optimality=proven gap=0.000% bound=5.120000e+02 bound_unit=flops solver_cost=5.120000e+02 plan_cost=5.120000e+02 source=cbc hull_points=3 milp_vars=4 milp_rows=3
+// S384: saved_activation_bytes=384 {{.*}}recompute_flops=512 {{.*}}chosen="saved-bytes optimum (cbc)" {{.*}}optimality=proven gap=0.000% bound=5.120000e+02 bound_unit=flops solver_cost=5.120000e+02 plan_cost=5.120000e+02 source=cbc hull_points=3 hull_bound=5.120000e+02 hull_incumbent=1.536000e+03 milp_vars=4 milp_rows=3
 // RUN: FileCheck %s --check-prefix=IR384 < %t.384.mlir
 // IR384:     mw.remat.saved_activation_bytes = 384
 // IR384:     %[[C:.*]] = mw.matmul %arg0, %arg3 {mw.recompute}
