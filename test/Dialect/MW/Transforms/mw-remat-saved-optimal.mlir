@@ -79,6 +79,10 @@
 // RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal saved-budget=30% cost=flops verbose=true" -o %t.gpt30.mlir 2>&1 | FileCheck %s --check-prefix=GPT30
 // GPT30: saved_activation_bytes=196608 {{.*}}recompute_flops=6860800 {{.*}}optimality=proven
 // RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal saved-budget=0 cost=flops" -o %t.gpt0.mlir
+// Deterministic: the same input gives the same IR byte for byte.
+// RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal saved-budget=30% cost=flops" -o %t.gpt30b.mlir
+// RUN: mw-opt %t.gpt.mlir --mw-remat="strategy=optimal saved-budget=30% cost=flops" -o %t.gpt30c.mlir
+// RUN: diff %t.gpt30b.mlir %t.gpt30c.mlir
 // RUN: mw-eval %t.gpt.mlir --entry train_step --random-inputs 3 --save-inputs %t.gpt.in --print > %t.gpt.ref
 // RUN: mw-eval %t.gpt30.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
 // RUN: mw-eval %t.gpt0.mlir --entry train_step --inputs %t.gpt.in --print | diff %t.gpt.ref -
