@@ -1221,7 +1221,7 @@ MwRematPass::solveSaved(RematRun &run, const std::vector<HullPoint> *hull) {
                                 run.solveStart)
                                 .count();
   return solveClosureKnapsack(problem, savedAll - run.savedBudgetBytes,
-                              std::max(left, 1.0), hull);
+                              std::max(left, 0.01), hull);
 }
 
 LogicalResult MwRematPass::runOptimalSaved(RematRun &run) {

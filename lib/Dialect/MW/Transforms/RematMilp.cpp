@@ -526,7 +526,7 @@ remat::solveClosureKnapsack(const ClosureKnapsack &p, int64_t need,
   double left = timeLimit - std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
-  MilpResult m = memwall::planning::solveMilp(model, std::max(left, 0.1));
+  MilpResult m = memwall::planning::solveMilp(model, std::max(left, 0.01));
   switch (m.status) {
   case MilpResult::Status::Infeasible:
     r.bound = r.cost;
