@@ -59,8 +59,8 @@ struct BruteForce {
   }
 };
 
-/// docs/remat.md's example (test/Dialect/MW/Transforms/
-/// mw-remat-saved-optimal.mlir): a (256 B, 1024), b (128 B, 256) needing
+/// The hand-written step of test/Dialect/MW/Transforms/
+/// mw-remat-saved-optimal.mlir: a (256 B, 1024), b (128 B, 256) needing
 /// t (0 B, 512), c (128 B, 512).
 ClosureKnapsack handExample() {
   ClosureKnapsack p;
