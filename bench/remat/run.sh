@@ -24,9 +24,10 @@
 #                 none,selective,every-k k=1,every-k k=2,sqrt,all)
 #   --frontier    gpt2-small-unfused's fine auto sweep for the activation
 #                 target (default 69%,70%,...,78%; --quick 72%,74%,76%)
-#   --saved       auto's saved-budget sweep, % of the save-all step's saved
-#                 activations or 0 (default 80%,60%,40%,30%,20%,10%,0;
-#                 --quick 30%,10%,0; `none` for no such cells)
+#   --saved       auto's and optimal's saved-budget sweep, % of the save-all
+#                 step's saved activations or 0 (default
+#                 90%,80%,...,10%,0; --quick 30%,10%,0; `none` for no
+#                 such cells)
 #   --out         where the steps, RECORDS (records.jsonl) and the table
 #                 (table.md) go (default $MW_BUILD_DIR/bench-remat)
 # MW_BUILD_DIR (default build) names the build directory; MW_OPT and MW_MODELS
@@ -47,7 +48,7 @@ frontier=
 saved=
 cost=time
 out=
-usage() { sed -n '11,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '11,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -82,7 +83,7 @@ IFS=, read -r -a budget_list <<<"$budgets"
 if [ -n "$quick" ]; then frontier=${frontier:-72%,74%,76%}; fi
 IFS=, read -r -a frontier_list <<<"${frontier:-69%,70%,71%,72%,73%,74%,75%,76%,77%,78%}"
 if [ -n "$quick" ]; then saved=${saved:-30%,10%,0}; fi
-saved=${saved:-80%,60%,40%,30%,20%,10%,0}
+saved=${saved:-90%,80%,70%,60%,50%,40%,30%,20%,10%,0}
 [ "$saved" = none ] && saved=
 IFS=, read -r -a saved_list <<<"$saved"
 for m in "${model_list[@]}"; do
@@ -219,10 +220,13 @@ for m in "${model_list[@]}"; do
     done
   fi
   # The saved-bytes axis: auto bounded by the saved activations it keeps,
-  # the peak left free (PyTorch's activation_memory_budget).
+  # the peak left free (PyTorch's activation_memory_budget), and optimal's
+  # exact optimum at the same budget.
   for sb in "${saved_list[@]}"; do
     cell "$m" saved "auto saved $sb" "$step" "strategy=auto saved-budget=$sb" \
       saved_budget="$sb"
+    cell "$m" saved "optimal saved $sb" "$step" \
+      "strategy=optimal saved-budget=$sb time-limit=$time_limit" saved_budget="$sb"
   done
   # Auto at exactly the peak a fixed strategy reached: it must not recompute
   # more. Fixed strategies often share a peak; one run serves them all.

@@ -105,7 +105,11 @@ class Model:
         self.optimal = {}
         self.match = [r for r in recs if r["kind"] == "match"]
         self.frontier = [r for r in recs if r["kind"] == "frontier"]
-        self.saved = [r for r in recs if r["kind"] == "saved"]
+        self.saved = [r for r in recs if r["kind"] == "saved"
+                      and r["strategy"] != "optimal"]
+        # strategy=optimal's exact saved-bytes optimum, by saved-budget.
+        self.saved_optimal = {str(r.get("saved_budget")): r for r in recs
+                              if r["kind"] == "saved" and r["strategy"] == "optimal"}
         self.budgets = []
         for r in recs:
             if r["kind"] != "budget":
@@ -310,29 +314,47 @@ def saved_table(model):
         return
     base = field(model.fixed.get("none"), "saved_activation_bytes")
     ref = PYTORCH_SAVED.get(model.name, {})
-    print(f"### {model.name}: auto under saved-budget (peak free)")
+    opt_cols = bool(model.saved_optimal)
+    print(f"### {model.name}: auto under saved-budget (peak free)"
+          + (", beside optimal's exact optimum" if opt_cols else ""))
     print()
     if base:
         print(f"save-all saved activations {group_bytes(base)}")
         print()
+    extra = (["optimal GFLOP", "optimality", "optimal solve ms",
+              "optimal/PyTorch"] if opt_cols else [])
     print(row(["saved-budget", "kept", "kept/save-all", "peak", "extra FLOPs",
-               "recompute GFLOP", "PyTorch GFLOP", "auto/PyTorch"]))
-    print(row(["---"] + ["---:"] * 7))
+               "recompute GFLOP", "PyTorch GFLOP", "auto/PyTorch"] + extra))
+    print(row(["---"] + ["---:"] * (7 + len(extra))))
     for rec in model.saved:
         sb = rec.get("saved_budget", "?")
+        frac = saved_fraction(sb)
+        theirs = ref.get(round(frac, 4)) if frac is not None else None
+        opt_cells = []
+        if opt_cols:
+            opt = model.saved_optimal.get(str(sb))
+            if opt is None or opt["status"] != "ok":
+                opt_cells = [outcome(model, opt), "", "", ""]
+            else:
+                oflops = field(opt, "recompute_flops")
+                gap = field(opt, "gap")
+                opt_cells = [num(oflops / 1e9 if oflops is not None else None),
+                             opt["remark"].get("optimality", "?")
+                             + (f" ({gap:.3f}%)" if gap else ""),
+                             num(field(opt, "solve_ms")),
+                             fmt_ratio(ratio(oflops, theirs)) if theirs else ""]
         if rec["status"] != "ok":
-            print(row([str(sb), outcome(model, rec)] + [""] * 6))
+            print(row([str(sb), outcome(model, rec)] + [""] * 6 + opt_cells))
             continue
         kept = field(rec, "saved_activation_bytes")
         flops = field(rec, "recompute_flops")
-        frac = saved_fraction(sb)
-        theirs = ref.get(round(frac, 4)) if frac is not None else None
         print(row([str(sb), mib(kept),
                    pct(100.0 * kept / base) if base and kept is not None else "?",
                    outcome(model, rec), pct(model.extra_pct(rec)),
                    num(flops / 1e9 if flops is not None else None),
                    num(theirs / 1e9 if theirs else None) if theirs else "",
-                   fmt_ratio(ratio(flops, theirs)) if theirs else ""]))
+                   fmt_ratio(ratio(flops, theirs)) if theirs else ""]
+                  + opt_cells))
     print()
 
 

@@ -4,8 +4,13 @@
 // reads the outcome back. The model is validated first, so that a caller's
 // mistake becomes Status::Error with a message instead of undefined
 // behaviour inside CBC. CBC runs single-threaded with all logging off, and
-// its time limit counts wall time ("timeMode elapsed"), since a compiler
-// budget is felt in wall time. Whatever CBC returns is rounded (integer
+// its time limit counts CPU time (CBC's default timeMode; one thread's CPU
+// time never runs ahead of the wall clock, so on a loaded machine a limit
+// can take longer in wall time): with "timeMode elapsed"
+// CBC 2.10 sometimes spends the whole limit on a model of 5 binaries when
+// the machine is loaded, returning it unproven (seen in
+// test/unit/RematSavedBytesTest.cpp with two processes on two cores).
+// Whatever CBC returns is rounded (integer
 // variables) and checked against the model again before it is reported, so
 // a caller can trust `x` and `objective` without knowing CBC's tolerances.
 //
@@ -230,7 +235,6 @@ MilpResult memwall::planning::solveMilp(const MilpModel &model,
   Cbc_setParameter(cbc.get(), "log", "0");
   Cbc_setParameter(cbc.get(), "slog", "0");
   Cbc_setParameter(cbc.get(), "threads", "1");
-  Cbc_setParameter(cbc.get(), "timeMode", "elapsed");
   if (std::isfinite(timeLimitSeconds)) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.17g", timeLimitSeconds);

@@ -69,7 +69,8 @@ struct MilpResult {
 
 /// Solves `model` with CBC on one thread (deterministic for a given model
 /// when no time limit is hit), silently, stopping after `timeLimitSeconds`
-/// of wall time, or once the incumbent is within `relativeGap` of the best
+/// of CPU time (Milp.cpp says why not wall time), or once the incumbent is
+/// within `relativeGap` of the best
 /// bound (0: only when proven optimal; then the status is Feasible with the
 /// bound reached, unless the two meet). Never throws; never prints.
 MilpResult solveMilp(const MilpModel &model, double timeLimitSeconds,

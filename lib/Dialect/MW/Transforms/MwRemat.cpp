@@ -493,6 +493,9 @@ private:
   /// Applies `plan` to a copy of the module and plans it with the real
   /// pipeline; failure after a diagnostic.
   FailureOr<Measurement> measure(const RematPlan &plan, bool wantLive);
+  /// Measures run.chosen into run.result (the save-all program's
+  /// measurement stays when it clones nothing); failure after a diagnostic.
+  LogicalResult measureChosen(RematRun &run);
   /// An error at the module; the pass fails.
   LogicalResult fail(const Twine &msg);
   /// The error of an unreachable budget: the smallest peak found (`lowest`,
@@ -507,6 +510,13 @@ private:
   LogicalResult runFixed(RematRun &run);
   LogicalResult runAuto(RematRun &run);
   LogicalResult runOptimal(RematRun &run);
+  /// optimal with a saved-budget: the exact saved-bytes optimum.
+  LogicalResult runOptimalSaved(RematRun &run);
+  /// The saved-bytes problem's optimum for run.savedBudgetBytes in the time
+  /// left of `time-limit`; "infeasible" when the budget is below what the
+  /// step must keep. `hull`, when given, is the problem's (closureHull).
+  ClosureKnapsackResult solveSaved(RematRun &run,
+                                   const std::vector<HullPoint> *hull = nullptr);
 
   /// Rewrites the step by the chosen plan and records mw.remat.*.
   void finish(RematRun &run);
@@ -589,6 +599,16 @@ FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
   return m;
 }
 
+LogicalResult MwRematPass::measureChosen(RematRun &run) {
+  if (run.chosen.clones.empty())
+    return success();
+  FailureOr<Measurement> m = measure(run.chosen, false);
+  if (failed(m))
+    return failure();
+  run.result = *m;
+  return success();
+}
+
 /// "2000000 B (2.00 MB = 1.91 MiB)": exact, then both units (Units.h), the
 /// figures people compare with a budget or a device's marketed size.
 std::string formatBytes(int64_t bytes) {
@@ -649,12 +669,8 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   run.keep = fk->keep;
   run.chosen = planRemat(run.g, run.info, run.keep, fk->sharing);
   run.solveSeconds = solveTime(run);
-  if (!run.chosen.clones.empty()) {
-    FailureOr<Measurement> m = measure(run.chosen, false);
-    if (failed(m))
-      return failure();
-    run.result = *m;
-  }
+  if (failed(measureChosen(run)))
+    return failure();
   if (run.budgetBytes >= 0 && run.result.peak() > run.budgetBytes)
     return mlir::emitError(run.info.func->getLoc())
            << "mw-remat: strategy=" << stringifyRematStrategy(strategy)
@@ -940,6 +956,40 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
           sharing, keptPlan, simulateArena(g, keptPlan, kAlignment));
     }
   }
+  // The vertices of the saved-bytes hull (budget-independent): the cheapest
+  // ways to free each of their amounts of saved bytes, each op recomputed
+  // once; planned with shared chains and segments, and without sharing.
+  std::vector<HullPoint> hull =
+      closureHull(savedBytesProblem(g, info, cost == "flops"));
+  for (auto [k, h] : llvm::enumerate(hull)) {
+    if (k == 0)
+      continue;
+    llvm::BitVector kp = keptSetOf(g, info, h.chosen);
+    for (Sharing sharing : {Sharing{/*chains=*/true, /*segments=*/true},
+                            Sharing{/*chains=*/false, /*segments=*/false}}) {
+      RematPlan plan = planRemat(g, info, kp, sharing);
+      add("hull " + std::to_string(k) +
+              (sharing.segments ? " shared segments" : " unsegmented"),
+          kp, sharing, plan, simulateArena(g, plan, kAlignment));
+    }
+  }
+  // With a saved-budget: the exact saved-bytes optimum (every op recomputed
+  // once), so auto is never worse than it; with shared segments too, whose
+  // clones live less long when a peak budget also holds.
+  if (run.savedBudgetBytes >= 0) {
+    ClosureKnapsackResult exact = solveSaved(run, &hull);
+    if (exact.status == "optimal" || exact.status == "feasible") {
+      llvm::BitVector kp = keptSetOf(g, info, exact.chosen);
+      for (Sharing sharing : {Sharing{/*chains=*/false, /*segments=*/false,
+                                      /*global=*/true},
+                              Sharing{/*chains=*/true, /*segments=*/true}}) {
+        RematPlan plan = planRemat(g, info, kp, sharing);
+        add(std::string("saved-bytes optimum") +
+                (sharing.global ? "" : " segments"),
+            kp, sharing, plan, simulateArena(g, plan, kAlignment));
+      }
+    }
+  }
   run.solveSeconds = solveTime(run);
   auto fitsSaved = [&](const Candidate &c) {
     return run.savedBudgetBytes < 0 || c.savedBytes <= run.savedBudgetBytes;
@@ -1159,6 +1209,81 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   return success();
 }
 
+ClosureKnapsackResult
+MwRematPass::solveSaved(RematRun &run, const std::vector<HullPoint> *hull) {
+  // Kept bytes = every saved value's - what the chosen ops free.
+  int64_t savedAll = 0;
+  for (int v : run.g.saved)
+    savedAll += run.g.vals[v].bytes;
+  ClosureKnapsack problem = savedBytesProblem(run.g, run.info, cost == "flops");
+  double left = timeLimit - std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() -
+                                run.solveStart)
+                                .count();
+  return solveClosureKnapsack(problem, savedAll - run.savedBudgetBytes,
+                              std::max(left, 0.01), hull);
+}
+
+LogicalResult MwRematPass::runOptimalSaved(RematRun &run) {
+  StepStructure &info = run.info;
+  StepGraph &g = run.g;
+  ClosureKnapsackResult exact = solveSaved(run);
+  if (exact.status == "error")
+    return fail("the MILP solver failed on the saved-bytes problem: " +
+                exact.message);
+  if (exact.status == "infeasible") {
+    // What must stay: forced values and those without a backward use.
+    ClosureKnapsack problem = savedBytesProblem(g, info, cost == "flops");
+    int64_t least = 0;
+    for (int v : g.saved)
+      least += g.vals[v].bytes;
+    for (int64_t gain : problem.gain)
+      least -= gain;
+    return mlir::emitError(info.func->getLoc())
+           << "mw-remat: saved-budget " << formatBytes(run.savedBudgetBytes)
+           << " is below what @" << function
+           << " must keep: recomputing every forward op still keeps "
+           << formatBytes(least)
+           << " (values the backward pass reads that cannot be recomputed)";
+  }
+  run.keep = keptSetOf(g, info, exact.chosen);
+  run.chosen = planRemat(g, info, run.keep,
+                         Sharing{/*chains=*/false, /*segments=*/false,
+                                 /*global=*/true});
+  run.chosenName = "saved-bytes optimum (" + exact.source + ")";
+  run.solveSeconds = solveTime(run);
+  if (failed(measureChosen(run)))
+    return failure();
+  // The plan recomputes each chosen op at most once: its cost is at most
+  // the solver's (less when a chosen op turns out not to be needed).
+  // In seconds the costs were rounded to kTimeUnit: the bound is lowered by
+  // half a unit per op, the most rounding any plan can gain.
+  bool flops = cost == "flops";
+  double unit = flops ? 1.0 : kTimeUnit;
+  double planCost = flops ? static_cast<double>(run.chosen.flops)
+                          : run.chosen.seconds / kTimeUnit;
+  double bound =
+      flops ? exact.bound
+            : std::max(0.0, exact.bound - 0.5 * static_cast<double>(
+                                                    g.nodes.size()));
+  double gap = exact.cost > 0
+                   ? std::max(0.0, (exact.cost - exact.bound) / exact.cost)
+                   : 0.0;
+  milpSummary =
+      llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_unit={3} "
+                    "solver_cost={4:e} plan_cost={5:e} source={6} "
+                    "hull_points={7} hull_bound={8:e} hull_incumbent={9:e} "
+                    "milp_vars={10} milp_rows={11} exact_ms={12:F3}",
+                    exact.status == "optimal" ? "proven" : "bounded",
+                    gap * 100.0, bound * unit,
+                    cost == "flops" ? "flops" : "seconds", exact.cost * unit,
+                    planCost * unit, exact.source, exact.hullPoints,
+                    exact.hullBound * unit, exact.hullCost * unit, exact.vars,
+                    exact.rows, exact.seconds * 1e3)
+          .str();
+  return success();
+}
+
 void MwRematPass::runOnOperation() {
   ModuleOp module = getOperation();
   tgt = lookupTarget(target);
@@ -1187,8 +1312,14 @@ void MwRematPass::runOnOperation() {
       parsedBudget->bytes = tgt->memoryBytes;
     }
   }
-  if (strategy == RematStrategy::Optimal && !parsedBudget)
-    return (void)fail("strategy=optimal needs a budget (budget=BYTES or NN%)");
+  if (strategy == RematStrategy::Optimal && !parsedBudget &&
+      savedBudget.empty())
+    return (void)fail("strategy=optimal needs a budget (budget=BYTES or NN%, "
+                      "or saved-budget=BYTES or NN%)");
+  if (strategy == RematStrategy::Optimal && parsedBudget &&
+      !savedBudget.empty())
+    return (void)fail("strategy=optimal takes budget or saved-budget, not "
+                      "both; strategy=auto takes both");
   std::optional<Budget> parsedSaved;
   if (!savedBudget.empty()) {
     // Unlike a peak, a saved-activation budget may be 0: keep none.
@@ -1202,8 +1333,9 @@ void MwRematPass::runOnOperation() {
                         "' (expected bytes with an optional unit B, KB, MB, "
                         "GB, TB, KiB, MiB, GiB, TiB, or a percentage like "
                         "30%)");
-    if (strategy != RematStrategy::Auto)
-      return (void)fail("saved-budget is for strategy=auto; strategy=" +
+    if (strategy != RematStrategy::Auto && strategy != RematStrategy::Optimal)
+      return (void)fail("saved-budget is for strategy=auto and optimal; "
+                        "strategy=" +
                         stringifyRematStrategy(strategy) +
                         " keeps what it keeps");
   }
@@ -1270,7 +1402,8 @@ void MwRematPass::runOnOperation() {
                                                        : runFixed(run);
     break;
   case RematStrategy::Optimal:
-    chosen = runOptimal(run);
+    chosen = run.savedBudgetBytes >= 0 ? runOptimalSaved(run)
+                                       : runOptimal(run);
     break;
   case RematStrategy::None:
   case RematStrategy::All:

@@ -172,7 +172,7 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   // it was made in, or `v` is a boundary value. Reusing it keeps it alive
   // to `p`; the plan's clones and the arena simulation see exactly that.
   auto usable = [&](int v, const Available &a, int p) {
-    if (a.liveUntil >= p)
+    if (a.liveUntil >= p || sharing.global)
       return true;
     if (!sharing.segments)
       return false;

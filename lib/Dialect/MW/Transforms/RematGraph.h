@@ -126,6 +126,11 @@ struct Sharing {
   /// `chains`) only clones still live anyway are reused, and each backward
   /// use recomputes its chain down to what is kept.
   bool segments = true;
+  /// Every clone serves every later use: each forward op is recomputed at
+  /// most once, its copy alive to the last use of any of its results. The
+  /// least recompute a kept set allows (saved-budget's exact solver prices
+  /// kept sets this way), at the price of clones alive longer.
+  bool global = false;
 };
 
 /// Keeps the saved values whose bit is set in `keep` (and the forced ones)

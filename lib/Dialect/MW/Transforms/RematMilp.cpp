@@ -14,7 +14,13 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <limits>
 #include <map>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::mw;
@@ -260,4 +266,350 @@ CoverBound remat::solveCoverBound(const StepStructure &info,
       keep.reset(i);
   out.keep = std::move(keep);
   return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The saved-bytes problem
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Int = __int128;
+
+/// Dinic's max-flow on a small graph with exact integer capacities.
+class MaxFlow {
+public:
+  explicit MaxFlow(int n) : adj(n), level(n), iter(n) {}
+  void addEdge(int from, int to, Int cap) {
+    adj[from].push_back(static_cast<int>(edges.size()));
+    edges.push_back({to, cap});
+    adj[to].push_back(static_cast<int>(edges.size()));
+    edges.push_back({from, 0});
+  }
+  void run(int s, int t) {
+    while (bfs(s, t)) {
+      std::fill(iter.begin(), iter.end(), 0);
+      while (dfs(s, t, kInf) > 0) {
+      }
+    }
+  }
+  /// The nodes reachable from `s` in the residual graph: the source side of
+  /// the minimum cut with the fewest nodes.
+  std::vector<char> sourceSide(int s) const {
+    std::vector<char> seen(adj.size(), 0);
+    std::vector<int> work{s};
+    seen[s] = 1;
+    while (!work.empty()) {
+      int u = work.back();
+      work.pop_back();
+      for (int e : adj[u])
+        if (edges[e].cap > 0 && !seen[edges[e].to]) {
+          seen[edges[e].to] = 1;
+          work.push_back(edges[e].to);
+        }
+    }
+    return seen;
+  }
+  static constexpr Int kInf = Int(1) << 120;
+
+private:
+  struct Edge {
+    int to;
+    Int cap;
+  };
+  bool bfs(int s, int t) {
+    std::fill(level.begin(), level.end(), -1);
+    std::vector<int> queue{s};
+    level[s] = 0;
+    for (size_t h = 0; h < queue.size(); ++h) {
+      int u = queue[h];
+      for (int e : adj[u])
+        if (edges[e].cap > 0 && level[edges[e].to] < 0) {
+          level[edges[e].to] = level[u] + 1;
+          queue.push_back(edges[e].to);
+        }
+    }
+    return level[t] >= 0;
+  }
+  Int dfs(int u, int t, Int f) {
+    if (u == t)
+      return f;
+    for (int &i = iter[u]; i < static_cast<int>(adj[u].size()); ++i) {
+      Edge &e = edges[adj[u][i]];
+      if (e.cap <= 0 || level[e.to] != level[u] + 1)
+        continue;
+      Int d = dfs(e.to, t, std::min(f, e.cap));
+      if (d > 0) {
+        e.cap -= d;
+        edges[adj[u][i] ^ 1].cap += d;
+        return d;
+      }
+    }
+    return 0;
+  }
+  std::vector<Edge> edges;
+  std::vector<std::vector<int>> adj;
+  std::vector<int> level, iter;
+};
+
+/// The minimal closed set minimizing q * cost(R) - p * gain(R) (price per
+/// byte p / q): a minimal maximum-weight closure with weights p gain - q
+/// cost, by one max-flow.
+HullPoint probe(const ClosureKnapsack &p, Int price, Int per) {
+  int n = p.size(), s = n, t = n + 1;
+  MaxFlow flow(n + 2);
+  for (int i = 0; i < n; ++i) {
+    Int w = price * p.gain[i] - per * p.cost[i];
+    if (w > 0)
+      flow.addEdge(s, i, w);
+    else if (w < 0)
+      flow.addEdge(i, t, -w);
+  }
+  for (auto [a, b] : p.prereqs)
+    flow.addEdge(a, b, MaxFlow::kInf);
+  flow.run(s, t);
+  std::vector<char> side = flow.sourceSide(s);
+  HullPoint h;
+  h.chosen.assign(side.begin(), side.begin() + n);
+  for (int i = 0; i < n; ++i)
+    if (h.chosen[i]) {
+      h.gain += p.gain[i];
+      h.cost += p.cost[i];
+    }
+  return h;
+}
+
+} // namespace
+
+std::vector<HullPoint> remat::closureHull(const ClosureKnapsack &p) {
+  Int totalCost = 0;
+  for (int64_t c : p.cost)
+    totalCost += c;
+  // Price 0: the empty set (costs are never negative). A price above the
+  // total cost per byte: the most bytes, then the least cost.
+  std::vector<HullPoint> points{probe(p, 0, 1), probe(p, totalCost + 1, 1)};
+  if (points[1].gain <= points[0].gain) {
+    points.pop_back();
+    return points;
+  }
+  // Eisner-Severance: probe at the price where the lines of two adjacent
+  // points meet; a point strictly below both lies between them on the hull.
+  std::vector<std::pair<size_t, size_t>> work{{0, 1}};
+  while (!work.empty()) {
+    auto [a, b] = work.back();
+    work.pop_back();
+    Int price = Int(points[b].cost) - points[a].cost;
+    Int per = Int(points[b].gain) - points[a].gain;
+    HullPoint h = probe(p, price, per);
+    Int value = per * h.cost - price * h.gain;
+    Int line = per * points[a].cost - price * points[a].gain;
+    if (value >= line || h.gain <= points[a].gain || h.gain >= points[b].gain)
+      continue;
+    points.push_back(std::move(h));
+    size_t c = points.size() - 1;
+    work.push_back({c, b});
+    work.push_back({a, c});
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const HullPoint &x, const HullPoint &y) {
+                     return x.gain < y.gain;
+                   });
+  return points;
+}
+
+double remat::hullBound(const std::vector<HullPoint> &hull, int64_t need) {
+  for (size_t k = 0; k < hull.size(); ++k) {
+    if (hull[k].gain < need)
+      continue;
+    if (k == 0)
+      return static_cast<double>(hull[0].cost);
+    const HullPoint &a = hull[k - 1], &b = hull[k];
+    // Exact in rationals, then rounded up to the integer the optimum is.
+    Int num = Int(need - a.gain) * (Int(b.cost) - a.cost);
+    Int den = Int(b.gain) - a.gain;
+    Int up = (num + den - 1) / den;
+    return static_cast<double>(Int(a.cost) + up);
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+ClosureKnapsackResult
+remat::solveClosureKnapsack(const ClosureKnapsack &p, int64_t need,
+                            double timeLimit,
+                            const std::vector<HullPoint> *givenHull) {
+  using memwall::planning::MilpModel;
+  using memwall::planning::MilpResult;
+  auto start = std::chrono::steady_clock::now();
+  ClosureKnapsackResult r;
+  auto done = [&](StringRef status) {
+    r.status = status.str();
+    r.seconds = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    return r;
+  };
+  std::vector<HullPoint> own;
+  if (!givenHull)
+    own = closureHull(p);
+  const std::vector<HullPoint> &hull = givenHull ? *givenHull : own;
+  r.hullPoints = hull.size();
+  r.bound = r.hullBound = hullBound(hull, need);
+  if (std::isinf(r.bound))
+    return done("infeasible");
+  const HullPoint *incumbent = nullptr;
+  for (const HullPoint &h : hull)
+    if (h.gain >= need) {
+      incumbent = &h;
+      break;
+    }
+  r.chosen = incumbent->chosen;
+  r.cost = r.hullCost = incumbent->cost;
+  r.gain = incumbent->gain;
+  r.source = "hull";
+  if (r.cost <= r.bound)
+    return done("optimal");
+
+  // The MILP on the ops that matter: those freeing bytes and what they
+  // require, transitively. Costs and gains divided by their gcd keep CBC's
+  // tolerances far below one unit. A row asks for strictly less than the
+  // incumbent: infeasible proves the incumbent optimal.
+  int n = p.size();
+  std::vector<std::vector<int>> needs(n);
+  for (auto [a, b] : p.prereqs)
+    needs[a].push_back(b);
+  std::vector<int> var(n, -1);
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i)
+    if (p.gain[i] > 0 && var[i] < 0) {
+      std::vector<int> work{i};
+      var[i] = 0;
+      while (!work.empty()) {
+        int u = work.back();
+        work.pop_back();
+        order.push_back(u);
+        for (int b : needs[u])
+          if (var[b] < 0) {
+            var[b] = 0;
+            work.push_back(b);
+          }
+      }
+    }
+  std::sort(order.begin(), order.end());
+  int64_t costGcd = 0, gainGcd = 0;
+  for (int i : order) {
+    costGcd = std::gcd(costGcd, p.cost[i]);
+    gainGcd = std::gcd(gainGcd, p.gain[i]);
+  }
+  costGcd = std::max<int64_t>(costGcd, 1);
+  gainGcd = std::max<int64_t>(gainGcd, 1);
+  MilpModel model;
+  for (int i : order)
+    var[i] = model.addVar(0.0, 1.0, double(p.cost[i] / costGcd), true);
+  for (auto [a, b] : p.prereqs)
+    if (var[a] >= 0)
+      model.addRow({{var[a], 1.0}, {var[b], -1.0}}, -MilpModel::kInfinity,
+                   0.0);
+  std::vector<std::pair<int, double>> knapsack, objective;
+  for (int i : order) {
+    if (p.gain[i])
+      knapsack.push_back({var[i], double(p.gain[i] / gainGcd)});
+    if (p.cost[i])
+      objective.push_back({var[i], double(p.cost[i] / costGcd)});
+  }
+  // ceil(need / gcd): the gains are multiples of it.
+  model.addRow(std::move(knapsack), double((need + gainGcd - 1) / gainGcd),
+               MilpModel::kInfinity);
+  model.addRow(std::move(objective), -MilpModel::kInfinity,
+               double((r.cost - 1) / costGcd) + 0.5);
+  r.vars = model.vars.size();
+  r.rows = model.rows.size();
+  double left = timeLimit - std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+  MilpResult m = memwall::planning::solveMilp(model, std::max(left, 0.01));
+  switch (m.status) {
+  case MilpResult::Status::Infeasible:
+    r.bound = r.cost;
+    return done("optimal");
+  case MilpResult::Status::Optimal:
+  case MilpResult::Status::Feasible: {
+    std::vector<char> chosen(n, 0);
+    int64_t cost = 0, gain = 0;
+    for (int i : order)
+      if (m.x[var[i]] > 0.5) {
+        chosen[i] = 1;
+        cost += p.cost[i];
+        gain += p.gain[i];
+      }
+    if (gain >= need && cost < r.cost) {
+      r.chosen = std::move(chosen);
+      r.cost = cost;
+      r.gain = gain;
+      r.source = "cbc";
+    }
+    if (m.status == MilpResult::Status::Optimal) {
+      r.bound = r.cost;
+      return done("optimal");
+    }
+    r.bound = std::max(r.bound, std::ceil(m.bound * costGcd - 1e-6));
+    r.bound = std::min<double>(r.bound, r.cost);
+    return done(r.cost <= r.bound ? "optimal" : "feasible");
+  }
+  case MilpResult::Status::NoSolution:
+    return done("feasible");
+  case MilpResult::Status::Error:
+    r.message = m.message;
+    return done("error");
+  }
+  return done("error");
+}
+
+ClosureKnapsack remat::savedBytesProblem(const StepGraph &g,
+                                         const StepStructure &info,
+                                         bool flopsCost) {
+  SavedUses uses(g, info);
+  ClosureKnapsack p;
+  int n = g.nodes.size();
+  p.cost.assign(n, 0);
+  p.gain.assign(n, 0);
+  auto droppable = [&](int v) {
+    int i = uses.savedIndex[v];
+    return i >= 0 && uses.firstBwd[i] != INT_MAX;
+  };
+  for (int j = 0; j < n; ++j) {
+    const StepGraph::Node &node = g.nodes[j];
+    if (!node.forward)
+      continue;
+    for (int r : node.results)
+      if (droppable(r))
+        p.gain[j] += g.vals[r].bytes;
+    if (node.constant)
+      continue;
+    p.cost[j] = flopsCost ? node.flops
+                          : static_cast<int64_t>(std::llround(
+                                node.seconds / kTimeUnit));
+    for (unsigned o = 0; o < node.numDirect; ++o) {
+      int u = node.operands[o];
+      int def = g.vals[u].def;
+      if (def < 0 || !g.nodes[def].forward || g.nodes[def].constant ||
+          uses.savedIndex[u] >= 0 || uses.forcedValue[u])
+        continue;
+      p.prereqs.push_back({j, def});
+    }
+  }
+  std::sort(p.prereqs.begin(), p.prereqs.end());
+  p.prereqs.erase(std::unique(p.prereqs.begin(), p.prereqs.end()),
+                   p.prereqs.end());
+  return p;
+}
+
+llvm::BitVector remat::keptSetOf(const StepGraph &g, const StepStructure &info,
+                                 const std::vector<char> &chosen) {
+  SavedUses uses(g, info);
+  llvm::BitVector keep(g.saved.size(), true);
+  for (auto [i, v] : llvm::enumerate(g.saved))
+    if (!info.forced.test(i) && uses.firstBwd[i] != INT_MAX &&
+        chosen[g.vals[v].def])
+      keep.reset(i);
+  return keep;
 }

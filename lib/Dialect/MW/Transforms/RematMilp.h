@@ -84,6 +84,90 @@ struct CoverBound {
 CoverBound solveCoverBound(const StepStructure &info, const StepGraph &g,
                            int64_t arenaBudget, double timeLimit);
 
+//===----------------------------------------------------------------------===//
+// The saved-bytes problem (saved-budget)
+//===----------------------------------------------------------------------===//
+
+/// saved-budget's problem as a precedence-constrained knapsack: choose the
+/// set R of forward ops to recompute (each once, shared by every backward
+/// use: Sharing::global), minimizing sum cost_i over R subject to the
+/// saved-activation bytes it frees, sum gain_i over R, reaching `need`, and
+/// to `prereqs`: (a, b) means recomputing a needs b recomputed too (b
+/// defines an operand of a that is not saved, so not kept). Every saved
+/// value has a backward use, so a saved value is kept exactly when its
+/// defining op is not in R. Plain integers (FLOPs or femtoseconds, bytes) so
+/// the hull and the bound are exact.
+struct ClosureKnapsack {
+  std::vector<int64_t> cost, gain;
+  std::vector<std::pair<int, int>> prereqs;
+  size_t size() const { return cost.size(); }
+};
+
+/// A vertex of the lower convex hull of (bytes freed, cost) over all closed
+/// sets: the cheapest closed set freeing at least `gain` bytes.
+struct HullPoint {
+  int64_t gain = 0, cost = 0;
+  std::vector<char> chosen;
+};
+
+/// The hull's vertices by increasing gain (Eisner and Severance's search
+/// over the Lagrangian price per byte, one max-flow, i.e. a minimal
+/// max-weight closure, per probe): from the empty set to the cheapest set
+/// freeing the most bytes. At most size()+1 points.
+std::vector<HullPoint> closureHull(const ClosureKnapsack &p);
+
+/// The Lagrangian bound for freeing at least `need`: max over the price
+/// lambda of min over closed R of cost(R) - lambda (gain(R) - need), which
+/// is the hull's lower envelope at `need` (exact at a vertex); infinity when
+/// no closed set frees that much.
+double hullBound(const std::vector<HullPoint> &hull, int64_t need);
+
+struct ClosureKnapsackResult {
+  /// "optimal" (proven), "feasible" (time limit; see `bound`), "infeasible",
+  /// "error".
+  std::string status;
+  std::vector<char> chosen;
+  int64_t cost = 0, gain = 0;
+  /// A certified lower bound on every closed set freeing `need`: the hull's,
+  /// or CBC's when higher; cost when proven.
+  double bound = 0.0;
+  /// The hull's bound alone (the Lagrangian dual), and the cost of the
+  /// hull's first vertex freeing enough (the incumbent CBC starts from).
+  double hullBound = 0.0;
+  int64_t hullCost = 0;
+  /// Where the answer came from: "hull" (a vertex at or just above need
+  /// whose cost meets the bound) or "cbc".
+  std::string source;
+  size_t hullPoints = 0, vars = 0, rows = 0;
+  double seconds = 0.0;
+  std::string message;
+};
+
+/// The exact optimum for `need`: the hull's first vertex freeing at least
+/// `need` is the incumbent, the hull's envelope the bound; when they differ
+/// CBC solves the MILP (binaries per op, one row per requirement, the
+/// knapsack row) in `timeLimit` seconds, and its answer is taken when it is
+/// cheaper. Deterministic when no time limit is hit.
+ClosureKnapsackResult solveClosureKnapsack(const ClosureKnapsack &p,
+                                           int64_t need, double timeLimit,
+                                           const std::vector<HullPoint> *hull =
+                                               nullptr);
+
+/// The step's saved-bytes problem: one item per forward op (constants cost
+/// nothing: planRemat reads them), gains from the droppable saved values it
+/// defines (those with a backward use), requirements from the operands that
+/// are forward values not saved (constants aside). `flopsCost` prices items
+/// by FLOPs, else by roofline seconds in units of kTimeUnit (rounded: a
+/// bound in seconds is lowered by half a unit per op).
+constexpr double kTimeUnit = 1e-15;
+ClosureKnapsack savedBytesProblem(const StepGraph &g,
+                                  const StepStructure &info, bool flopsCost);
+
+/// The kept set of a solution: a droppable saved value is kept unless its
+/// defining op is chosen (values without a backward use stay kept).
+llvm::BitVector keptSetOf(const StepGraph &g, const StepStructure &info,
+                          const std::vector<char> &chosen);
+
 } // namespace mlir::mw::remat
 
 #endif // MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATMILP_H

@@ -42,7 +42,7 @@
 // STRATEGY: mw-remat: unknown strategy 'bogus' (expected auto, none, all, every-k, sqrt, selective or optimal)
 
 // RUN: not mw-opt %t.mlir --mw-remat=strategy=optimal -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIMAL
-// OPTIMAL: mw-remat: strategy=optimal needs a budget (budget=BYTES or NN%)
+// OPTIMAL: mw-remat: strategy=optimal needs a budget (budget=BYTES or NN%, or saved-budget=BYTES or NN%)
 
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=optimal budget=95% time-limit=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMELIMIT
 // TIMELIMIT: mw-remat: time-limit must be a positive number of seconds
@@ -57,7 +57,7 @@
 // RUN: not mw-opt %t.mlir --mw-remat=saved-budget=auto -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-MALFORMED
 // SAVED-MALFORMED: mw-remat: malformed saved-budget '{{.*}}' (expected bytes with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or a percentage like 30%)
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=sqrt saved-budget=30%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-FIXED
-// SAVED-FIXED: mw-remat: saved-budget is for strategy=auto; strategy=sqrt keeps what it keeps
+// SAVED-FIXED: mw-remat: saved-budget is for strategy=auto and optimal; strategy=sqrt keeps what it keeps
 // RUN: not mw-opt %S/Inputs/remat-forced.mlir --mw-remat=saved-budget=64 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED-FORCED
 // SAVED-FORCED: error: mw-remat: saved-budget 64 B is below what @train_step must keep: the fewest saved-activation bytes of any candidate are 128 B (values the backward pass reads that cannot be recomputed)
 

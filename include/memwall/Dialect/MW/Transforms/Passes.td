@@ -617,7 +617,11 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     a covering MILP whose optimum is a lower bound on every plan's
     recompute, auto's choice and Checkmate's MILP on the fixed op order,
     solved by COIN-OR CBC within `time-limit`; `verbose` reports the gap to
-    the bound, `optimality=proven` when it is 0) and `auto` (`none` without a
+    the bound, `optimality=proven` when it is 0; with `saved-budget`
+    instead, the exact least recompute whose kept saved activations fit,
+    each dropped one recomputed once for all its backward uses: the
+    Lagrangian hull by max-flow, then CBC on the MILP where the hull leaves
+    a gap) and `auto` (`none` without a
     budget; with one, the cheapest, by `cost`, of a budget-independent set
     of candidates whose arena fits: the fixed strategies, the steps of
     two greedy paths that drop values dead where the simulated arena
@@ -632,11 +636,12 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     percentage of the save-all peak (`60%`) or `auto` (the memory of
     `target`'s device); a fixed strategy over it is an
     error, and an unreachable budget is an error that states the smallest
-    peak found and lists the buffers live there. `saved-budget` (auto only)
-    bounds the saved activations kept from the forward pass instead of, or
-    besides, the peak (bytes, or a percentage of what the save-all step
-    saves), as PyTorch's `activation_memory_budget` does; auto's
-    candidates reach down to keeping none. The step records
+    peak found and lists the buffers live there. `saved-budget` (auto and
+    optimal) bounds the saved activations kept from the forward pass
+    instead of, or (auto only) besides, the peak (bytes, or a percentage
+    of what the save-all step saves), as PyTorch's
+    `activation_memory_budget` does; auto's candidates reach down to
+    keeping none and include optimal's exact solution. The step records
     `mw.remat.*` attributes (see docs/remat.md); `verbose` adds a remark
     with the figures and the solve time.
   }];
@@ -661,16 +666,16 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
                         "drop the core attention (Megatron-LM)"),
              clEnumValN(::mlir::mw::RematStrategy::Optimal, "optimal",
                         "the least recompute, with its gap to a lower "
-                        "bound (CBC); needs a budget"))}]>,
+                        "bound (CBC); needs a budget or a saved-budget"))}]>,
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
            "Peak memory budget: bytes with an optional unit (KB, MB, GB, "
            "KiB, MiB, GiB), NN% of the save-all peak, or auto (the target's "
            "device memory: h200 141 GB, h100 and a100 80 GB); empty for "
            "none">,
     Option<"savedBudget", "saved-budget", "std::string", /*default=*/"\"\"",
-           "strategy=auto: the most saved-activation bytes to keep, bytes "
-           "with an optional unit or NN% of the save-all step's; empty for "
-           "none">,
+           "strategy=auto or optimal: the most saved-activation bytes to "
+           "keep, bytes with an optional unit or NN% of the save-all step's; "
+           "empty for none">,
     Option<"k", "k", "int64_t", /*default=*/"2",
            "every-k: keep the output of every k-th transformer block">,
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
@@ -678,7 +683,7 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "or a device of the memory report (V100-16GB ... B200-192GB)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60.0",
            "Wall-clock seconds the optimal strategy's search (its MILP "
-           "solves) may take">,
+           "solves), and auto's exact saved-budget solve, may take">,
     Option<"cost", "cost", "std::string", /*default=*/"\"time\"",
            "What auto and optimal minimize: time (the target's roofline "
            "time of the recomputed ops) or flops">,
