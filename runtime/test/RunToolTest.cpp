@@ -132,6 +132,55 @@ TEST(RunTool, SaveWeightsWritesParamsAndState) {
   EXPECT_EQ(readFileText(resumed), readFileText(straight));
 }
 
+TEST(RunTool, WeightsFileReplacesTheDefaultsWithoutDrawingThem) {
+  // Full, partial (params only) and no weights file give the same losses
+  // and saved weights; what the file gives is loaded, not initialized.
+  std::string plan = writePlan(twoAdamPlan(), "two-adam.mwplan");
+  std::string defaults = tempPath("two-adam-defaults.safetensors");
+  ASSERT_EQ(runTool(quote(plan) + " --steps 0 --save-weights " +
+                    quote(defaults))
+                .exitCode,
+            0);
+  SafeTensors saved, params;
+  std::string error;
+  ASSERT_TRUE(readSafeTensors(defaults, saved, error)) << error;
+  for (const char *name : {"w", "u"})
+    ASSERT_TRUE(params.add(name, *saved.find(name), error)) << error;
+  std::string partial = tempPath("two-adam-params-only.safetensors");
+  ASSERT_TRUE(writeSafeTensors(partial, params, error)) << error;
+  struct Case {
+    std::string weights;
+    uint64_t initialized, loaded;
+  };
+  const uint64_t all = 12 * 3 + 32 * 3 + 8 + 4;
+  std::vector<Case> cases = {{"", all, 0},
+                             {defaults, 4, all - 4},
+                             {partial, all - 44, 44}};
+  std::string firstSaved;
+  nlohmann::json firstLosses;
+  for (const Case &c : cases) {
+    std::string out = tempPath("two-adam-after.safetensors");
+    RunResult r = runTool(
+        quote(plan) + " --steps 3 --report json --save-weights " + quote(out) +
+            (c.weights.empty() ? "" : " --weights " + quote(c.weights)),
+        /*stderrToo=*/false);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    nlohmann::json report = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << r.output;
+    EXPECT_EQ(report["memory"]["initialized_bytes"], c.initialized)
+        << c.weights;
+    EXPECT_EQ(report["memory"]["loaded_bytes"], c.loaded) << c.weights;
+    EXPECT_TRUE(report["load_ms"].is_number());
+    if (firstSaved.empty()) {
+      firstSaved = readFileText(out);
+      firstLosses = report["losses"];
+      continue;
+    }
+    EXPECT_EQ(report["losses"], firstLosses) << c.weights;
+    EXPECT_EQ(readFileText(out), firstSaved) << c.weights;
+  }
+}
+
 TEST(RunTool, FailedRunLeavesExistingWeightsFileUntouched) {
   std::string plan = writePlan(nanLossPlan(), "nan.mwplan");
   std::string out = tempPath("keep.safetensors");
