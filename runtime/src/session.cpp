@@ -320,6 +320,8 @@ mwrt_status SessionImpl::init(std::string_view device) {
   const Plan &p = *plan;
   // Refused before any allocation: a plan for N ranks computes one shard of
   // the step, which alone would be wrong, not merely slow.
+  if (mwrt_status st = checkGroup(device, p.ranks()))
+    return setError(st, p.source() + ": " + mwrt_last_error());
   if (mwrt_status st = createCommunicator(device, options, comm))
     return st;
   if (mwrt_status st = checkRanks(p.ranks(), *comm))
