@@ -12,7 +12,8 @@
 //   - single-process: one rank, each collective its one-rank kernel in the
 //     backend (a copy, exact);
 //   - mpi (mpi_communicator.cpp, with Open MPI): CPU ranks, one process each;
-//   - nccl (nccl_communicator.cpp, with NCCL and MPI): CUDA ranks.
+//   - nccl (nccl_communicator.cpp, with NCCL; bootstrapped through MPI or,
+//     under torchrun, by NCCL itself): CUDA ranks.
 //
 //===----------------------------------------------------------------------===//
 
