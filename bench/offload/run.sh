@@ -12,9 +12,9 @@
 # (and a pread on the reader thread): what prefetch buys is the overlap of
 # that traffic with the kernels. One mw-run per cell (decode steps at
 # batch --max-batch, the median step); docs/offload.md ("runtime") records
-# a run. Each cell's session draws the default initialization before
-# --weights replaces it: about 3 minutes per cell for the OPT slice on two
-# cores (--models gpt2-medium skips it).
+# a run. Each cell loads --weights without drawing the defaults of what it
+# gives (docs/offload.md, "Loading the weights"); only the one run that
+# writes the weights file draws them.
 #
 # Usage: bench/offload/run.sh [--max-batch B] [--max-seq S] [--steps N]
 #          [--models gpt2-medium,opt-30b-slice] [--out DIR]

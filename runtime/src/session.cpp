@@ -10,6 +10,10 @@
 // optimizer state into that persistent unless the kernels already updated it
 // in place. Persistents start from the deterministic default initialization
 // (docs/runtime.md: "Initialization"), which files and setTensor override.
+// The defaults are drawn once, before the first step or read, and only for
+// the persistents no file or setTensor wrote by then: a loaded one is
+// skipped (its variates passed over, so the others get today's values), so
+// a full --weights file costs no drawing at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +29,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -191,7 +196,30 @@ public:
   mwrt_status allocate(uint64_t bytes, uint64_t alignment, void *&ptr,
                        const char *what);
   void planCopies();
+  /// Gives every persistent that no load wrote its default value (once;
+  /// later calls do nothing). The shared session's first.
   mwrt_status initializeDefaults();
+  /// The variates fillDefault(p) draws from each generator.
+  void defaultDraws(int p, uint64_t &weightVariates,
+                    uint64_t &dataVariates) const;
+  /// Draws, in plan order, the defaults of the persistents `wanted` picks
+  /// and hands each to `use`; the others are passed over without computing
+  /// their values, so each wanted one gets exactly what it gets when all
+  /// are drawn.
+  mwrt_status drawDefaults(
+      const std::function<bool(size_t)> &wanted,
+      const std::function<mwrt_status(size_t, std::vector<uint8_t> &)> &use)
+      const;
+  /// Persistent `p` was written by a load (a file, setTensor): its default
+  /// is not drawn, here or in the session it is shared from.
+  void markLoaded(int p);
+  /// Reads tensor `p` whole (its name, dtype and shape checked) from `file`
+  /// straight into its buffer when that is host memory, else through
+  /// `scratch`.
+  mwrt_status readWhole(const SafeTensorsFile &file, int p,
+                        std::vector<uint8_t> &scratch);
+  /// Writes persistent `p`'s bytes (no bookkeeping).
+  mwrt_status store(int p, const void *bytes);
   std::optional<double> lossScaleValue(int p) const;
   bool isAdamStep(int p) const;
   int64_t tokenBound(int p) const;
@@ -274,6 +302,14 @@ public:
   };
   std::vector<CopyBack> copies;
 
+  /// Per persistent: written by a load, so not default-initialized.
+  std::vector<bool> written;
+  bool defaultsDone = false;
+  /// Bytes given their default value (the session's memory and the
+  /// defaults' weights file), and bytes loaded from files or setTensor
+  /// (File persistents bound to the --weights file count their size).
+  uint64_t initializedBytes = 0, loadedBytes = 0;
+
   std::optional<double> lastLoss;
   uint64_t steps = 0;
   /// The steps a sharded checkpoint loaded by loadWeights was saved after.
@@ -305,6 +341,8 @@ mwrt_status SessionImpl::init(std::string_view device) {
   const Plan &p = *plan;
   // Refused before any allocation: a plan for N ranks computes one shard of
   // the step, which alone would be wrong, not merely slow.
+  if (mwrt_status st = checkGroup(device, p.ranks()))
+    return setError(st, p.source() + ": " + mwrt_last_error());
   if (mwrt_status st = createCommunicator(device, options, comm))
     return st;
   if (mwrt_status st = checkRanks(p.ranks(), *comm))
@@ -436,6 +474,7 @@ mwrt_status SessionImpl::init(std::string_view device) {
   for (const ResultDesc &r : p.results())
     resultRefs.push_back(executor->bind(r.value));
   planCopies();
+  written.assign(p.persistents().size(), false);
   if (stagingBytes) {
     if (mwrt_status st =
             allocate(stagingBytes, kBufferAlignment, staging, "staging"))
@@ -450,7 +489,9 @@ mwrt_status SessionImpl::init(std::string_view device) {
                         kBufferAlignment);
     }
   }
-  return initializeDefaults();
+  // The defaults wait for the first step or read (initializeDefaults), so
+  // that what the loads write is never drawn.
+  return MWRT_OK;
 }
 
 void SessionImpl::planCopies() {
@@ -678,53 +719,116 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
   }
 }
 
-mwrt_status SessionImpl::initializeDefaults() {
+void SessionImpl::defaultDraws(int p, uint64_t &weightVariates,
+                               uint64_t &dataVariates) const {
+  // fillDefault's rules, counting instead of drawing.
+  weightVariates = dataVariates = 0;
+  const PersistentDesc &d = plan->persistents()[p];
+  const int64_t n = countOf(d.shape);
+  if (n == 0 || lossScaleValue(p) || isAdamStep(p))
+    return;
+  const bool isFloat = isFloatType(d.dtype);
+  auto draws = [&](const std::string &name, size_t rank) {
+    return isFloat && !initial::endsWith(name, "bias") &&
+           !initial::isNormScale(name, rank);
+  };
+  switch (d.role) {
+  case Role::Param:
+    if (!d.shard.empty()) {
+      for (const ShardMemberDesc &m : d.shard)
+        if (draws(m.source, m.shape.size()))
+          weightVariates += static_cast<uint64_t>(m.elements);
+      return;
+    }
+    if (draws(d.name, d.shape.size()))
+      weightVariates = static_cast<uint64_t>(n);
+    return;
+  case Role::Input:
+  case Role::Label:
+    if (isFloat)
+      dataVariates = static_cast<uint64_t>(d.splitBatch ? plan->ranks() * n : n);
+    return;
+  default:
+    return;
+  }
+}
+
+mwrt_status SessionImpl::drawDefaults(
+    const std::function<bool(size_t)> &wanted,
+    const std::function<mwrt_status(size_t, std::vector<uint8_t> &)> &use)
+    const {
   NormalGenerator weights(options.seed);
   NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
+  // Variates of passed-over persistents, skipped only when a wanted one
+  // draws after them (none after the last wanted one).
+  uint64_t passedWeights = 0, passedData = 0;
   std::vector<uint8_t> bytes;
   // f32 masters (--mw-autodiff's master-weights=optimizer) start as their
-  // parameters widened (initial::masterOf): the parameters they name are
-  // kept here once drawn.
-  std::set<std::string, std::less<>> wanted;
-  for (const PersistentDesc &d : plan->persistents()) {
-    std::optional<std::string_view> of = initial::masterOf(d.name);
-    if (d.role != Role::OptimizerState || !of)
+  // parameters widened (initial::masterOf), drawn here or loaded: the
+  // parameters they name are kept once drawn. Masters are optimizer state,
+  // which draws no variates, so they go last without moving the others'.
+  auto isMaster = [](const PersistentDesc &d) {
+    return d.role == Role::OptimizerState && isFloatType(d.dtype) &&
+           initial::masterOf(d.name).has_value();
+  };
+  std::vector<size_t> masters;
+  std::set<std::string, std::less<>> sources;
+  for (size_t p = 0; p < plan->persistents().size(); ++p) {
+    const PersistentDesc &d = plan->persistents()[p];
+    if (!isMaster(d) || !wanted(p))
       continue;
-    wanted.emplace(*of);
-    wanted.emplace(std::string(*of) + ".param");
+    masters.push_back(p);
+    std::string_view of = *initial::masterOf(d.name);
+    sources.emplace(of);
+    sources.emplace(std::string(of) + ".param");
     for (const ShardMemberDesc &m : d.shard)
       if (std::optional<std::string_view> src = initial::masterOf(m.source))
-        wanted.emplace(*src);
+        sources.emplace(*src);
   }
   std::map<std::string, std::pair<DType, std::vector<uint8_t>>, std::less<>>
       drawn;
-  // Masters after every parameter is drawn (the plan's order of persistents
-  // need not put parameters first); optimizer state draws nothing, so the
-  // others get the same values.
-  std::vector<size_t> masters;
   for (size_t p = 0; p < plan->persistents().size(); ++p) {
     const PersistentDesc &d = plan->persistents()[p];
-    if (d.role == Role::OptimizerState && isFloatType(d.dtype) &&
-        initial::masterOf(d.name)) {
-      masters.push_back(p);
+    if (isMaster(d))
+      continue;
+    uint64_t w = 0, dv = 0;
+    defaultDraws(static_cast<int>(p), w, dv);
+    if (!wanted(p)) {
+      passedWeights += w;
+      passedData += dv;
       continue;
     }
-    // Drawn even when shared, so the others get the values they would get
-    // alone; a shared one keeps the other session's contents.
+    if (w) {
+      weights.skip(passedWeights);
+      passedWeights = 0;
+    }
+    if (dv) {
+      data.skip(passedData);
+      passedData = 0;
+    }
     fillDefault(static_cast<int>(p), weights, data, bytes);
-    if (d.role == Role::Param && isFloatType(d.dtype) && wanted.count(d.name))
+    if (d.role == Role::Param && isFloatType(d.dtype) && sources.count(d.name))
       drawn[d.name] = {d.dtype, bytes};
-    if (sharedPersist[p])
-      continue;
-    if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
+    if (mwrt_status st = use(p, bytes))
       return st;
+  }
+  if (masters.empty())
+    return MWRT_OK;
+  // The parameters a load (or the session sharing them) wrote: their values.
+  for (size_t q = 0; q < plan->persistents().size(); ++q) {
+    const PersistentDesc &d = plan->persistents()[q];
+    if (d.role != Role::Param || !isFloatType(d.dtype) ||
+        !sources.count(d.name) || drawn.count(d.name) || !onDevice(d))
+      continue;
+    TensorData t;
+    if (mwrt_status st = gather(persistRefs[q], t))
+      return st;
+    drawn[d.name] = {d.dtype, std::move(t.bytes)};
   }
   for (size_t p : masters) {
     fillDefault(static_cast<int>(p), weights, data, bytes);
     fillMaster(plan->persistents()[p], drawn, bytes);
-    if (sharedPersist[p])
-      continue;
-    if (mwrt_status st = upload(static_cast<int>(p), bytes.data()))
+    if (mwrt_status st = use(p, bytes))
       return st;
   }
   return MWRT_OK;
@@ -772,7 +876,64 @@ void SessionImpl::fillMaster(
   }
 }
 
+mwrt_status SessionImpl::initializeDefaults() {
+  if (defaultsDone)
+    return MWRT_OK;
+  // A shared persistent is the other session's: its defaults (or what was
+  // loaded into it) come from there.
+  if (other)
+    if (mwrt_status st = const_cast<SessionImpl *>(other)->initializeDefaults())
+      return st;
+  // Passed over when shared or loaded, so the others get the values they
+  // would get alone; File persistents stay in their file (ensureFileWeights).
+  mwrt_status st = drawDefaults(
+      [&](size_t p) {
+        const PersistentDesc &d = plan->persistents()[p];
+        return !sharedPersist[p] && !written[p] && d.bytes != 0 &&
+               d.placement != Placement::File;
+      },
+      [&](size_t p, std::vector<uint8_t> &bytes) {
+        initializedBytes += plan->persistents()[p].bytes;
+        return store(static_cast<int>(p), bytes.data());
+      });
+  if (st == MWRT_OK)
+    defaultsDone = true;
+  return st;
+}
+
+void SessionImpl::markLoaded(int p) {
+  if (!written[p])
+    loadedBytes += plan->persistents()[p].bytes;
+  written[p] = true;
+  if (sharedPersist[p] && other && sharedFrom[p] >= 0)
+    const_cast<SessionImpl *>(other)->written[sharedFrom[p]] = true;
+}
+
 mwrt_status SessionImpl::upload(int p, const void *bytes) {
+  markLoaded(p);
+  return store(p, bytes);
+}
+
+mwrt_status SessionImpl::readWhole(const SafeTensorsFile &file, int p,
+                                   std::vector<uint8_t> &scratch) {
+  const PersistentDesc &d = plan->persistents()[p];
+  markLoaded(p);
+  if (d.bytes == 0)
+    return MWRT_OK;
+  std::string error;
+  // Host store and the CPU backend's memory: no copy in between.
+  if (d.placement == Placement::Host ||
+      std::string_view(backend->name()) == "cpu")
+    return file.read(d.name, 0, persistData[p], d.bytes, error)
+               ? MWRT_OK
+               : setError(MWRT_INVALID_ARGUMENT, error);
+  scratch.resize(d.bytes);
+  if (!file.read(d.name, 0, scratch.data(), d.bytes, error))
+    return setError(MWRT_INVALID_ARGUMENT, error);
+  return backend->upload(persistData[p], scratch.data(), d.bytes);
+}
+
+mwrt_status SessionImpl::store(int p, const void *bytes) {
   const PersistentDesc &d = plan->persistents()[p];
   if (d.bytes == 0 || d.placement == Placement::File)
     return MWRT_OK; // a File persistent's bytes stay in its file
@@ -821,25 +982,27 @@ mwrt_status SessionImpl::ensureFileWeights() {
   }
   if (offload->ready())
     return MWRT_OK;
-  // The defaults, drawn as initializeDefaults drew them, into one file
-  // written atomically (a killed run leaves no partial file).
-  NormalGenerator weights(options.seed);
-  NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
+  // The defaults, drawn as initializeDefaults draws them (the others passed
+  // over), into one file written atomically (a killed run leaves no
+  // partial file).
   SafeTensors file;
-  std::vector<uint8_t> bytes;
   std::string error;
-  for (size_t i = 0; i < p.persistents().size(); ++i) {
-    const PersistentDesc &d = p.persistents()[i];
-    fillDefault(static_cast<int>(i), weights, data, bytes);
-    if (d.placement != Placement::File)
-      continue;
-    TensorData t;
-    t.dtype = d.dtype;
-    t.shape = d.shape;
-    t.bytes = bytes;
-    if (!file.add(d.name, std::move(t), error))
-      return setError(MWRT_INTERNAL, error);
-  }
+  if (mwrt_status st = drawDefaults(
+          [&](size_t i) {
+            return p.persistents()[i].placement == Placement::File;
+          },
+          [&](size_t i, std::vector<uint8_t> &bytes) {
+            const PersistentDesc &d = p.persistents()[i];
+            TensorData t;
+            t.dtype = d.dtype;
+            t.shape = d.shape;
+            t.bytes = std::move(bytes);
+            initializedBytes += d.bytes;
+            return file.add(d.name, std::move(t), error)
+                       ? MWRT_OK
+                       : setError(MWRT_INTERNAL, error);
+          }))
+    return st;
   std::string dir = p.offloadPath().empty() ? "." : p.offloadPath();
   for (size_t at = 1; at <= dir.size(); ++at)
     if (at == dir.size() || dir[at] == '/')
@@ -984,14 +1147,21 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
   std::vector<std::pair<int, std::vector<uint8_t>>> bind;
   std::vector<std::string> missing;
   std::vector<std::pair<int, uint64_t>> fileBind;
+  // Whole tensors under their own name, dtype and shape: read once every
+  // tensor is checked, straight into their buffers.
+  std::vector<int> whole;
   for (size_t i = 0; i < p.persistents().size(); ++i) {
     const PersistentDesc &d = p.persistents()[i];
     if (weights && !isState(d))
       continue;
     std::vector<uint8_t> bytes;
-    bool found = false;
+    bool found = false, isWhole = false;
     const SafeTensorsFile::Tensor *inFile = nullptr;
-    if (d.placement == Placement::File) {
+    const SafeTensorsFile::Tensor *same = file.find(d.name);
+    if (same && d.shard.empty() && d.placement != Placement::File &&
+        same->dtype == d.dtype && same->shape == d.shape) {
+      found = isWhole = true;
+    } else if (d.placement == Placement::File) {
       // Checked now, read when a fetch needs it.
       inFile = file.find(d.name);
       found = inFile != nullptr;
@@ -1028,6 +1198,8 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
                              "; a tensor comes from one file only");
     if (inFile)
       fileBind.emplace_back(static_cast<int>(i), inFile->offset);
+    else if (isWhole)
+      whole.push_back(static_cast<int>(i));
     else
       bind.emplace_back(static_cast<int>(i), std::move(bytes));
   }
@@ -1035,9 +1207,15 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
     auto opened = std::make_shared<OffloadFile>();
     if (mwrt_status st = opened->open(path, /*direct=*/true))
       return st;
-    for (auto [index, offset] : fileBind)
+    for (auto [index, offset] : fileBind) {
       bindFile(index, opened, offset);
+      markLoaded(index);
+    }
   }
+  std::vector<uint8_t> scratch;
+  for (int index : whole)
+    if (mwrt_status st = readWhole(file, index, scratch))
+      return st;
   for (auto &[index, bytes] : bind)
     if (mwrt_status st = upload(index, bytes.data()))
       return st;
@@ -1046,6 +1224,8 @@ mwrt_status SessionImpl::loadParts(const std::string &path, bool weights,
     for (auto &[index, bytes] : bind)
       weightsSource[index] = path;
     for (auto [index, offset] : fileBind)
+      weightsSource[index] = path;
+    for (int index : whole)
       weightsSource[index] = path;
     if (missingState)
       *missingState = std::move(missing);
@@ -1097,6 +1277,8 @@ mwrt_status SessionImpl::gather(const TensorRef &t, TensorData &out) const {
 
 mwrt_status SessionImpl::step() {
   uint64_t number = steps + 1;
+  if (mwrt_status st = initializeDefaults())
+    return st;
   if (mwrt_status st = ensureFileWeights())
     return st;
   if (mwrt_status st = executor->run(number))
@@ -1188,41 +1370,9 @@ mwrt_status Session::loadWeights(const std::string &path,
     impl->firstStep = step;
     return MWRT_OK;
   }
-  if (impl->readsParts())
-    return impl->loadParts(path, true, missingState);
-  SafeTensors file;
-  if (mwrt_status st = readFile(path, file))
-    return st;
-  const Plan &p = *impl->plan;
-  std::vector<std::pair<int, const TensorData *>> bind;
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < p.persistents().size(); ++i) {
-    const PersistentDesc &d = p.persistents()[i];
-    if (!isState(d))
-      continue;
-    const TensorData *t = file.find(d.name);
-    if (!t) {
-      if (d.role == Role::Param)
-        return setError(MWRT_NOT_FOUND, path + ": no tensor '" + d.name +
-                                            "' for the plan's param '" +
-                                            d.name + "' (" +
-                                            typeText(d.dtype, d.shape) + ")");
-      missing.push_back(d.name);
-      continue;
-    }
-    if (mwrt_status st = impl->checkTensor(path, static_cast<int>(i), *t))
-      return st;
-    bind.push_back({static_cast<int>(i), t});
-  }
-  for (auto [index, t] : bind)
-    if (mwrt_status st = impl->upload(index, t->bytes.data()))
-      return st;
-  impl->weightsSource.resize(p.persistents().size());
-  for (auto [index, t] : bind)
-    impl->weightsSource[index] = path;
-  if (missingState)
-    *missingState = std::move(missing);
-  return MWRT_OK;
+  // The header first, every tensor checked, then each read straight into
+  // its buffer (never the whole file in memory at once).
+  return impl->loadParts(path, true, missingState);
 }
 
 mwrt_status Session::loadInputs(const std::string &path) {
@@ -1299,6 +1449,8 @@ mwrt_status Session::setTensor(std::string_view name,
 
 mwrt_status Session::step() { return impl->step(); }
 
+mwrt_status Session::initializeRest() { return impl->initializeDefaults(); }
+
 mwrt_status Session::loss(double &value) const {
   if (impl->plan->lossResult() < 0)
     return setError(MWRT_NOT_FOUND, "the plan has no loss");
@@ -1313,6 +1465,8 @@ mwrt_status Session::readResult(std::string_view name, TensorData &out) const {
   if (r < 0)
     return setError(MWRT_NOT_FOUND,
                     "the plan has no result named '" + std::string(name) + "'");
+  if (mwrt_status st = impl->initializeDefaults())
+    return st;
   return impl->gather(impl->resultRefs[r], out);
 }
 
@@ -1322,6 +1476,8 @@ mwrt_status Session::readPersistent(std::string_view name,
   if (p < 0)
     return setError(MWRT_NOT_FOUND, "the plan has no persistent named '" +
                                         std::string(name) + "'");
+  if (mwrt_status st = impl->initializeDefaults())
+    return st;
   if (!onDevice(impl->plan->persistents()[p]))
     return impl->readOffloaded(p, out);
   return impl->gather(impl->persistRefs[p], out);
@@ -1374,6 +1530,8 @@ SessionStats Session::stats() const {
   s.steps = impl->steps;
   s.sharedBytes = impl->sharedBytes;
   s.hostBytes = impl->hostBytes;
+  s.initializedBytes = impl->initializedBytes;
+  s.loadedBytes = impl->loadedBytes;
   return s;
 }
 

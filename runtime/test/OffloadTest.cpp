@@ -378,6 +378,12 @@ TEST(OffloadSession, FileWeightsComeFromTheWeightsFileByOffset) {
     EXPECT_EQ(resultOf(*s), resultOf(*resident));
     // No defaults file: the weights came from --weights.
     EXPECT_FALSE(std::filesystem::exists(dir.path + "/unused"));
+    // Loaded into the host store, or bound to the file, never drawn: the
+    // same bytes loaded and initialized as the resident session's.
+    EXPECT_GE(s->stats().loadedBytes, 24u);
+    EXPECT_EQ(s->stats().loadedBytes, resident->stats().loadedBytes);
+    EXPECT_EQ(s->stats().initializedBytes,
+              resident->stats().initializedBytes);
     if (placement == Where::File) {
       EXPECT_EQ(s->offloadStats().file, weights);
     }

@@ -13,6 +13,7 @@
 
 #include "PlanTestHelpers.h"
 
+#include "mwrt/initial_values.h"
 #include "mwrt/mwrt.h"
 #include "mwrt/runtime.h"
 #include "mwrt/safetensors.h"
@@ -272,6 +273,83 @@ TEST(RunSession, DefaultInitialization) {
   auto s = makeSession(adamPlan());
   ASSERT_TRUE(s);
   EXPECT_EQ(readF32(*s, "w.exp_avg"), (std::vector<float>{0, 0, 0}));
+}
+
+TEST(RunSession, GeneratorSkipPassesOverVariates) {
+  initial::NormalGenerator drawn(42), skipped(42);
+  for (int i = 0; i < 5; ++i)
+    drawn.next();
+  skipped.skip(5);
+  EXPECT_EQ(drawn.next(), skipped.next());
+}
+
+TEST(RunSession, LoadedTensorsAreNotDrawn) {
+  // twoAdamPlan: params w (3 variates), then u (8); optimizer state zero,
+  // the loss an output. What a load writes first is never drawn, and the
+  // rest get exactly the values of a session that loads nothing.
+  auto base = makeSession(twoAdamPlan());
+  ASSERT_TRUE(base);
+  ASSERT_EQ(base->initializeRest(), MWRT_OK);
+  const uint64_t all = 12 * 3 + 32 * 3 + 8 + 4, state = all - 4;
+  EXPECT_EQ(base->stats().initializedBytes, all);
+  EXPECT_EQ(base->stats().loadedBytes, 0u);
+  std::string full = tempPath("two-adam-full.safetensors");
+  ASSERT_EQ(base->saveWeights(full), MWRT_OK) << mwrt_last_error();
+  SafeTensors params;
+  const std::string paramsOnly = tempPath("two-adam-params.safetensors");
+  {
+    SafeTensors saved;
+    std::string error;
+    ASSERT_TRUE(readSafeTensors(full, saved, error)) << error;
+    for (const char *name : {"w", "u"})
+      ASSERT_TRUE(params.add(name, *saved.find(name), error)) << error;
+    ASSERT_TRUE(writeSafeTensors(paramsOnly, params, error)) << error;
+  }
+
+  // setTensor before any read: w is not drawn, u still gets its values
+  // (w's three variates passed over).
+  auto set = makeSession(twoAdamPlan());
+  ASSERT_TRUE(set);
+  ASSERT_EQ(set->setTensor("w", f32Tensor({3}, {1, 2, 3})), MWRT_OK);
+  EXPECT_EQ(readF32(*set, "u"), readF32(*base, "u"));
+  EXPECT_EQ(readF32(*set, "w"), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(set->stats().initializedBytes, all - 12);
+  EXPECT_EQ(set->stats().loadedBytes, 12u);
+
+  // A full file: nothing but the loss is initialized; a file of the params
+  // only: the optimizer state too. Both run exactly as the defaults do.
+  auto fromFull = makeSession(twoAdamPlan());
+  auto fromParams = makeSession(twoAdamPlan());
+  ASSERT_TRUE(fromFull && fromParams);
+  ASSERT_EQ(fromFull->loadWeights(full), MWRT_OK) << mwrt_last_error();
+  std::vector<std::string> fresh;
+  ASSERT_EQ(fromParams->loadWeights(paramsOnly, &fresh), MWRT_OK)
+      << mwrt_last_error();
+  EXPECT_EQ(fresh.size(), 5u);
+  ASSERT_EQ(fromFull->initializeRest(), MWRT_OK);
+  EXPECT_EQ(fromFull->stats().initializedBytes, 4u);
+  EXPECT_EQ(fromFull->stats().loadedBytes, state);
+  ASSERT_EQ(fromParams->initializeRest(), MWRT_OK);
+  EXPECT_EQ(fromParams->stats().initializedBytes, all - 12 - 32);
+  EXPECT_EQ(fromParams->stats().loadedBytes, 12u + 32u);
+  for (int i = 0; i < 3; ++i) {
+    double want, got;
+    ASSERT_EQ(base->step(), MWRT_OK) << mwrt_last_error();
+    ASSERT_EQ(base->loss(want), MWRT_OK);
+    for (Session *s : {fromFull.get(), fromParams.get()}) {
+      ASSERT_EQ(s->step(), MWRT_OK) << mwrt_last_error();
+      ASSERT_EQ(s->loss(got), MWRT_OK);
+      EXPECT_EQ(got, want);
+    }
+  }
+  for (const char *name : {"w", "u", "u.exp_avg_sq"}) {
+    EXPECT_EQ(readF32(*fromFull, name), readF32(*base, name)) << name;
+    EXPECT_EQ(readF32(*fromParams, name), readF32(*base, name)) << name;
+  }
+  // A load after the defaults still overrides them.
+  ASSERT_EQ(set->setTensor("u", f32Tensor({2, 4}, std::vector<float>(8, 5))),
+            MWRT_OK);
+  EXPECT_EQ(readF32(*set, "u"), std::vector<float>(8, 5));
 }
 
 TEST(RunSession, SyntheticTokensFollowTheirBounds) {

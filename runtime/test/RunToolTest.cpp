@@ -35,9 +35,11 @@ std::string quote(const std::string &s) {
 
 /// Runs mw-run with `args` (already quoted) and separate stdout/stderr
 /// handling: `stderrToo` merges stderr into the output.
-RunResult runTool(const std::string &args, bool stderrToo = true) {
-  std::string cmd =
-      quote(MWRT_MW_RUN) + " " + args + (stderrToo ? " 2>&1" : " 2>/dev/null");
+RunResult runTool(const std::string &args, bool stderrToo = true,
+                  const std::string &env = "") {
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") +
+                    quote(MWRT_MW_RUN) + " " + args +
+                    (stderrToo ? " 2>&1" : " 2>/dev/null");
   RunResult r;
   FILE *pipe = popen(cmd.c_str(), "r");
   if (!pipe)
@@ -130,6 +132,112 @@ TEST(RunTool, SaveWeightsWritesParamsAndState) {
           .exitCode,
       0);
   EXPECT_EQ(readFileText(resumed), readFileText(straight));
+}
+
+TEST(RunTool, WeightsFileReplacesTheDefaultsWithoutDrawingThem) {
+  // Full, partial (params only) and no weights file give the same losses
+  // and saved weights; what the file gives is loaded, not initialized.
+  std::string plan = writePlan(twoAdamPlan(), "two-adam.mwplan");
+  std::string defaults = tempPath("two-adam-defaults.safetensors");
+  ASSERT_EQ(runTool(quote(plan) + " --steps 0 --save-weights " +
+                    quote(defaults))
+                .exitCode,
+            0);
+  SafeTensors saved, params;
+  std::string error;
+  ASSERT_TRUE(readSafeTensors(defaults, saved, error)) << error;
+  for (const char *name : {"w", "u"})
+    ASSERT_TRUE(params.add(name, *saved.find(name), error)) << error;
+  std::string partial = tempPath("two-adam-params-only.safetensors");
+  ASSERT_TRUE(writeSafeTensors(partial, params, error)) << error;
+  struct Case {
+    std::string weights;
+    uint64_t initialized, loaded;
+  };
+  const uint64_t all = 12 * 3 + 32 * 3 + 8 + 4;
+  std::vector<Case> cases = {{"", all, 0},
+                             {defaults, 4, all - 4},
+                             {partial, all - 44, 44}};
+  std::string firstSaved;
+  nlohmann::json firstLosses;
+  for (const Case &c : cases) {
+    std::string out = tempPath("two-adam-after.safetensors");
+    RunResult r = runTool(
+        quote(plan) + " --steps 3 --report json --save-weights " + quote(out) +
+            (c.weights.empty() ? "" : " --weights " + quote(c.weights)),
+        /*stderrToo=*/false);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    nlohmann::json report = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << r.output;
+    EXPECT_EQ(report["memory"]["initialized_bytes"], c.initialized)
+        << c.weights;
+    EXPECT_EQ(report["memory"]["loaded_bytes"], c.loaded) << c.weights;
+    EXPECT_TRUE(report["load_ms"].is_number());
+    if (firstSaved.empty()) {
+      firstSaved = readFileText(out);
+      firstLosses = report["losses"];
+      continue;
+    }
+    EXPECT_EQ(report["losses"], firstLosses) << c.weights;
+    EXPECT_EQ(readFileText(out), firstSaved) << c.weights;
+  }
+}
+
+/// torchrun's environment for rank `rank` of `size` (no MPI launcher's).
+std::string torchrunEnv(int rank, int size) {
+  return "-u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_SIZE -u PMI_RANK "
+         "-u MV2_COMM_WORLD_SIZE RANK=" +
+         std::to_string(rank) + " WORLD_SIZE=" + std::to_string(size) +
+         " LOCAL_RANK=" + std::to_string(rank) +
+         " MASTER_ADDR=127.0.0.1 MASTER_PORT=29611";
+}
+
+TEST(RunTool, TorchrunRanksOnTheCpuAreOneClearError) {
+  std::string plan = writePlan(twoAdamPlan(), "two-adam.mwplan");
+  RunResult r = runTool(quote(plan) + " --steps 1", true, torchrunEnv(1, 2));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "mw-run: rank 1: error: " + plan +
+                      ": CPU ranks run over Open MPI, which cannot join "
+                      "processes that it did not start, and this process has "
+                      "torchrun's environment (RANK=1 WORLD_SIZE=2 "
+                      "LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29611) "
+                      "and no MPI launcher's; start the CPU ranks with "
+                      "mpirun -np 2 mw-run ...");
+  // A plan for 1 rank under WORLD_SIZE=2 is refused before NCCL's
+  // bootstrap (which would wait for the other rank), GPU or not.
+  r = runTool(quote(plan) + " --steps 1 --device cuda", true,
+              torchrunEnv(0, 2));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "the plan was compiled for 1 ranks but runs on 2 "
+                            "(torchrun: RANK=0 WORLD_SIZE=2");
+  // A malformed variable stops mw-run before anything else.
+  r = runTool(quote(plan), true,
+              "-u OMPI_COMM_WORLD_SIZE RANK=0 WORLD_SIZE=two LOCAL_RANK=0 "
+              "MASTER_ADDR=h MASTER_PORT=1");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "mw-run: error: --comm auto: launcher "
+                            "environment: WORLD_SIZE='two' is not a number of "
+                            "ranks");
+  // WORLD_SIZE=1 on the CPU is a group of one.
+  r = runTool(quote(plan) + " --steps 1", true, torchrunEnv(0, 1));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "1 rank (torchrun)");
+}
+
+TEST(RunTool, TorchrunCudaRankBootstrapsNcclWithoutMpi) {
+  // One CUDA rank over NCCL, bootstrapped by NCCL at MASTER_ADDR:
+  // MASTER_PORT+1; skips without a CUDA device or NCCL.
+  std::string plan = writePlan(twoAdamPlan(), "two-adam.mwplan");
+  RunResult probe = runTool(quote(plan) + " --steps 1 --device cuda");
+  if (probe.exitCode != 0)
+    GTEST_SKIP() << "no CUDA device: " << probe.output;
+  RunResult r = runTool(quote(plan) + " --steps 2 --device cuda", true,
+                        torchrunEnv(0, 1));
+  if (r.output.find("need NCCL") != std::string::npos)
+    GTEST_SKIP() << "no NCCL in this build";
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "1 rank (torchrun)");
 }
 
 TEST(RunTool, FailedRunLeavesExistingWeightsFileUntouched) {

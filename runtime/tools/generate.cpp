@@ -443,6 +443,9 @@ int generateMain(int argc, char **argv) {
     return fail(mwrt_last_error());
   if (!o.weights.empty() && owner->loadWeights(o.weights))
     return fail(mwrt_last_error());
+  // The defaults of what the file did not give, before the clock starts.
+  if (owner->initializeRest() || sharer->initializeRest())
+    return fail(mwrt_last_error());
   Session &prefill = prefillOwns ? *owner : *sharer;
   Session &decode = prefillOwns ? *sharer : *owner;
 

@@ -1,11 +1,14 @@
 //===- comm.h - The ranks a process runs with -------------------*- C++ -*-===//
 //
 // A plan compiled for N ranks (--mw-zero) runs as N processes started by an
-// MPI launcher (`mpirun -np N mw-run ...`): each joins the group once, before
-// any session, and leaves it after the last. Sessions then talk through the
-// group's engine: Open MPI for CPU ranks, NCCL (bootstrapped through MPI)
-// for CUDA ranks. A process not started by a launcher is a group of one, and
-// everything works as before. docs/multi-rank.md describes the whole.
+// MPI launcher (`mpirun -np N mw-run ...`) or, for CUDA ranks, by torchrun
+// (its RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT environment): each
+// joins the group once, before any session, and leaves it after the last.
+// Sessions then talk through the group's engine: Open MPI for CPU ranks,
+// NCCL (bootstrapped through MPI, or through NCCL's own bootstrap at
+// MASTER_ADDR under torchrun) for CUDA ranks. A process not started by a
+// launcher is a group of one, and everything works as before.
+// docs/multi-rank.md describes the whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 #include "mwrt/mwrt.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,9 +30,45 @@ struct ProcessGroup {
   int size = 1;
   /// The rank among the processes on this machine (picks the GPU).
   int localRank = 0;
-  /// "single-process" or "mpi".
+  /// "single-process", "mpi", or "torchrun" (ranks from torchrun's
+  /// environment, no MPI: CUDA ranks only, over NCCL).
   std::string engine = "single-process";
+  /// torchrun: where NCCL's bootstrap root listens, "MASTER_ADDR:port" with
+  /// port MASTER_PORT + 1 (torchrun's own store has MASTER_PORT); "" else.
+  std::string bootstrap;
+  /// torchrun: its variables as found ("RANK=1 WORLD_SIZE=2 ..."), for
+  /// messages; "" else.
+  std::string environment;
 };
+
+/// What a launcher's environment says about this process (parseLaunch).
+struct LaunchEnvironment {
+  /// The MPI launcher ("Open MPI", "PMIx", "PMI", "MVAPICH"), "torchrun",
+  /// or "" when neither set its variables.
+  std::string launcher;
+  /// -1 where the launcher's variables do not say (PMIx has no size; the
+  /// MPI group tells once joined).
+  int rank = -1, size = -1, localRank = -1;
+  /// torchrun only: MASTER_ADDR and MASTER_PORT.
+  std::string masterAddress;
+  int masterPort = -1;
+  /// The launcher's variables as found, "NAME=value" joined by spaces.
+  std::string variables;
+};
+
+/// Reads the launcher's variables through `lookup` (getenv's contract: null
+/// when unset). MPI launchers: OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK},
+/// MV2_COMM_WORLD_{RANK,SIZE,LOCAL_RANK}, PMI_{RANK,SIZE}, PMIX_RANK.
+/// torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (any
+/// one of them set means all five must be). Both an MPI launcher's and
+/// torchrun's variables are accepted when they agree (the MPI launcher
+/// wins). MWRT_INVALID_ARGUMENT with one message naming the variable for a
+/// malformed value (a rank or size that is not a decimal integer in range,
+/// a rank not below the size, a port outside [1, 65534], an empty address),
+/// a torchrun variable missing beside the others, or an MPI launcher and
+/// torchrun that disagree on the rank or the size.
+mwrt_status parseLaunch(const std::function<const char *(const char *)> &lookup,
+                        LaunchEnvironment &out);
 
 /// The MPI launcher whose environment this process runs in ("Open MPI",
 /// "PMI", "PMIx", "MVAPICH"), or "" when none started it.
@@ -39,8 +79,10 @@ std::string detectLauncher();
 bool mpiAvailable();
 
 /// Joins the ranks this process was started with. `engine`:
-///   - "auto": MPI when an MPI launcher started the process, else a group of
-///     one;
+///   - "auto": MPI when an MPI launcher started the process, the ranks of
+///     torchrun's environment (engine "torchrun") when only it is there,
+///     else a group of one; a malformed or conflicting environment is an
+///     error (parseLaunch);
 ///   - "mpi": MPI (MWRT_UNAVAILABLE when this build has no MPI);
 ///   - "none": a group of one, even under a launcher.
 /// Call once, before the first session; a second call returns the group

@@ -38,6 +38,9 @@ public:
   }
   /// A raw 64-bit draw (integer inputs).
   uint64_t raw() { return rng(); }
+  /// Advances past `variates` variates exactly as that many next() calls
+  /// would, without computing them (a value a file gives is not drawn).
+  void skip(uint64_t variates) { rng.discard(2 * variates); }
 
 private:
   /// Uniform in (0, 1): the top 53 bits, centred in their interval.

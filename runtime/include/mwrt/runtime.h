@@ -262,6 +262,13 @@ struct SessionStats {
   /// memory: in neither peak (nor are File persistents, which stay in
   /// their file).
   uint64_t hostBytes = 0;
+  /// Persistent bytes given their default value (docs/runtime.md,
+  /// "Initialization"), the defaults' file of File persistents included;
+  /// and bytes that loads (files, setTensor) wrote first, whose defaults
+  /// were therefore never drawn (a File persistent bound to its --weights
+  /// file counts its size).
+  uint64_t initializedBytes = 0;
+  uint64_t loadedBytes = 0;
 };
 
 /// What the offloaded weights cost a session's steps, summed over the steps
@@ -292,8 +299,8 @@ class Session {
 public:
   /// Creates a session on `device` ("cpu"; "cuda" reports that this build
   /// has no CUDA backend, or that there is no device), allocates its memory,
-  /// binds every kernel and fills the persistents by the default rules from
-  /// options.seed.
+  /// binds every kernel; the persistents take the default rules' values
+  /// from options.seed where no load writes them (initializeRest).
   static mwrt_status create(std::shared_ptr<const Plan> plan,
                             std::string_view device,
                             const SessionOptions &options,
@@ -327,6 +334,14 @@ public:
                         const std::vector<int64_t> &shape, const void *bytes,
                         size_t size);
   mwrt_status setTensor(std::string_view name, const TensorData &tensor);
+
+  /// Gives every persistent that no load (loadWeights, loadInputs,
+  /// setTensor) has written yet its default value (docs/runtime.md,
+  /// "Initialization"); a loaded one's values are never drawn. The first
+  /// step() and read do it when it has not been done; loads after it still
+  /// override. Call it after the loads to keep the drawing out of the first
+  /// step's time.
+  mwrt_status initializeRest();
 
   /// Runs one step: every kernel in order, then copies each result named
   /// like a Param or OptimizerState argument persistent into it.

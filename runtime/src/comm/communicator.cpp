@@ -117,7 +117,11 @@ mwrt_status detail::createCommunicator(std::string_view device,
   const ProcessGroup &group = processGroup();
   // A CPU group of one needs no engine: every collective is a copy. (CUDA
   // keeps NCCL even then, so that one GPU can test the NCCL path.)
-  if (group.engine != "mpi" || (group.size == 1 && device != "cuda")) {
+  // torchrun's ranks are CUDA ranks over NCCL (checkGroup refused the
+  // others).
+  const bool ranked = group.engine == "mpi" ||
+                      (group.engine == "torchrun" && device == "cuda");
+  if (!ranked || (group.size == 1 && device != "cuda")) {
     comm = createSingleProcessCommunicator();
     return MWRT_OK;
   }
@@ -138,6 +142,32 @@ mwrt_status detail::createCommunicator(std::string_view device,
   (void)options;
   return setError(MWRT_UNAVAILABLE, "this build has no MPI");
 #endif
+}
+
+mwrt_status detail::checkGroup(std::string_view device, uint32_t ranks) {
+  const ProcessGroup &group = processGroup();
+  if (group.engine != "torchrun")
+    return MWRT_OK;
+  if (device != "cuda" && group.size > 1)
+    return setError(
+        MWRT_UNAVAILABLE,
+        "CPU ranks run over Open MPI, which cannot join processes that it "
+        "did not start, and this process has torchrun's environment (" +
+            group.environment +
+            ") and no MPI launcher's; start the CPU ranks with mpirun -np " +
+            std::to_string(group.size) +
+            " mw-run ..., or run CUDA ranks (--device cuda), which torchrun "
+            "can start (NCCL bootstraps at " + group.bootstrap + ")");
+  // Before NCCL's bootstrap, which would wait for ranks that never come.
+  if (ranks != static_cast<uint32_t>(group.size))
+    return setError(MWRT_UNAVAILABLE,
+                    "the plan was compiled for " + std::to_string(ranks) +
+                        " ranks but runs on " + std::to_string(group.size) +
+                        " (torchrun: " + group.environment +
+                        "); recompile it with --mw-zero=\"ranks=" +
+                        std::to_string(group.size) + " ...\" or start " +
+                        std::to_string(ranks) + " processes");
+  return MWRT_OK;
 }
 
 mwrt_status detail::checkRanks(uint32_t ranks, const Communicator &comm) {

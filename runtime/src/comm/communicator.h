@@ -12,7 +12,8 @@
 //   - single-process: one rank, each collective its one-rank kernel in the
 //     backend (a copy, exact);
 //   - mpi (mpi_communicator.cpp, with Open MPI): CPU ranks, one process each;
-//   - nccl (nccl_communicator.cpp, with NCCL and MPI): CUDA ranks.
+//   - nccl (nccl_communicator.cpp, with NCCL; bootstrapped through MPI or,
+//     under torchrun, by NCCL itself): CUDA ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +82,11 @@ std::unique_ptr<Communicator> createSingleProcessCommunicator();
 mwrt_status createCommunicator(std::string_view device,
                                const SessionOptions &options,
                                std::unique_ptr<Communicator> &comm);
+
+/// Before the communicator: MWRT_UNAVAILABLE, with a message that says why,
+/// for a group torchrun started (no MPI) on the CPU with more than one rank,
+/// or with a WORLD_SIZE other than the plan's `ranks`; MWRT_OK otherwise.
+mwrt_status checkGroup(std::string_view device, uint32_t ranks);
 
 /// MWRT_OK when a plan compiled for `ranks` ranks can run on `comm`'s group;
 /// otherwise MWRT_UNAVAILABLE with a message that says why.

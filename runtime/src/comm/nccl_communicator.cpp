@@ -4,6 +4,12 @@
 // each, over NCCL, bootstrapped through the MPI group the process joined
 // (mwrt::joinProcessGroup): rank 0 draws NCCL's unique id, MPI_Bcast hands
 // it to every rank, and each creates its NCCL communicator, one per session.
+// Under torchrun (engine "torchrun", no MPI) NCCL bootstraps itself: with
+// NCCL_COMM_ID set alike on every rank (here MASTER_ADDR:MASTER_PORT+1, the
+// group's `bootstrap`, unless the environment sets it), every rank's
+// ncclGetUniqueId gives the same id, naming that address, and rank 0's
+// ncclCommInitRank starts NCCL's bootstrap root there (NCCL's init.cc and
+// bootstrap.cc), so no id is handed around.
 //
 // The device: the communicator is created before the backend
 // (SessionImpl::init), so it picks the rank's GPU, localRank modulo the
@@ -53,8 +59,12 @@
 #include "status.h"
 
 #include <cuda_runtime.h>
+#if MWRT_HAVE_MPI
 #include <mpi.h>
+#endif
 #include <nccl.h>
+
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -173,6 +183,7 @@ public:
     // What can fail on one rank alone fails on every rank before the
     // collective calls, which would otherwise wait for it forever.
     int deviceCount = 0;
+    const bool fromEnvironment = group.engine == "torchrun";
     mwrt_status local = [&]() -> mwrt_status {
       if (cudaError_t e = cudaGetDeviceCount(&deviceCount);
           e != cudaSuccess || deviceCount == 0)
@@ -187,7 +198,12 @@ public:
       MWRT_CUDA_CHECK(cudaStreamCreateWithPriority(
           &stream, cudaStreamNonBlocking, greatest));
       MWRT_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-      if (ncclResult_t r = myRank == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
+      // torchrun: NCCL_COMM_ID (the environment's, else the group's
+      // bootstrap address) makes every rank's id the same.
+      if (fromEnvironment)
+        ::setenv("NCCL_COMM_ID", group.bootstrap.c_str(), /*overwrite=*/0);
+      if (ncclResult_t r = myRank == 0 || fromEnvironment ? ncclGetUniqueId(&id)
+                                                          : ncclSuccess;
           r != ncclSuccess)
         return setError(MWRT_UNAVAILABLE,
                         "ncclGetUniqueId failed: " + ncclText(r));
@@ -195,9 +211,18 @@ public:
     }();
     if (mwrt_status st = agreeAcrossRanks(local))
       return st;
-    if (MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0,
-                  MPI_COMM_WORLD) != MPI_SUCCESS)
-      return setError(MWRT_UNAVAILABLE, "MPI_Bcast of NCCL's unique id failed");
+    if (!fromEnvironment) {
+#if MWRT_HAVE_MPI
+      if (MPI_Bcast(&id, static_cast<int>(sizeof(id)), MPI_BYTE, 0,
+                    MPI_COMM_WORLD) != MPI_SUCCESS)
+        return setError(MWRT_UNAVAILABLE,
+                        "MPI_Bcast of NCCL's unique id failed");
+#else
+      return setError(MWRT_UNAVAILABLE,
+                      "CUDA ranks of an MPI launcher need MPI, which this "
+                      "build does not have");
+#endif
+    }
     local = [&]() -> mwrt_status {
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 0;
