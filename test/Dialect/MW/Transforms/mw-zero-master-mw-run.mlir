@@ -12,6 +12,15 @@
 // RUN: mw-run %t.mwplan --steps 3 --seed 4 --reference-matmul --save-weights %t.w > %t.out
 // RUN: python3 %S/../../../Runtime/Inputs/check_masters.py %t.w | FileCheck %s --check-prefix=MASTERS
 // MASTERS: compared 28 masters, 0 mismatches
+// A weights file without the masters (another seed's parameters): each
+// master starts as its loaded parameter widened, not as a drawn one.
+// RUN: mw-run %t.mwplan --steps 0 --seed 9 --save-weights %t.other >/dev/null
+// RUN: python3 %S/../../../Runtime/Inputs/drop_tensors.py %t.other .master %t.nomasters | FileCheck %s --check-prefix=DROP
+// DROP: dropped 28
+// RUN: mw-run %t.mwplan --steps 0 --seed 4 --weights %t.nomasters --save-weights %t.loaded >/dev/null
+// RUN: python3 %S/../../../Runtime/Inputs/check_masters.py %t.loaded | FileCheck %s --check-prefix=MASTERS
+// RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.other %t.loaded | FileCheck %s --check-prefix=SAME
+// SAME: 0 mismatches
 // RUN: grep '^step [0-9]' %t.out | awk '{print $4}' > %t.l
 // RUN: FileCheck %s --check-prefix=LOSS < %t.l
 // LOSS: 5.59
