@@ -729,8 +729,7 @@ void SessionImpl::defaultDraws(int p, uint64_t &weightVariates,
     return;
   const bool isFloat = isFloatType(d.dtype);
   auto draws = [&](const std::string &name, size_t rank) {
-    return isFloat && !initial::endsWith(name, "bias") &&
-           !initial::isNormScale(name, rank);
+    return isFloat && initial::drawsParamValue(name, rank);
   };
   switch (d.role) {
   case Role::Param:

@@ -124,13 +124,17 @@ inline bool isNormScale(std::string_view name, size_t rank) {
 
 /// mw-run's default for one element of float parameter `name`: zero biases,
 /// unit norm scales, N(0, kWeightStd) otherwise.
+/// Whether defaultParamValue draws a variate for float parameter `name`
+/// (biases are 0 and norm scales 1 without drawing).
+inline bool drawsParamValue(std::string_view name, size_t rank) {
+  return !endsWith(name, "bias") && !isNormScale(name, rank);
+}
+
 inline double defaultParamValue(std::string_view name, size_t rank,
                                 NormalGenerator &weights) {
-  if (endsWith(name, "bias"))
-    return 0.0;
-  if (isNormScale(name, rank))
-    return 1.0;
-  return kWeightStd * weights.next();
+  if (drawsParamValue(name, rank))
+    return kWeightStd * weights.next();
+  return endsWith(name, "bias") ? 0.0 : 1.0;
 }
 
 /// mw-eval's random value for one element of float argument `name`: every

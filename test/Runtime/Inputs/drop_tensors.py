@@ -5,33 +5,20 @@ usage: drop_tensors.py IN.safetensors SUFFIX OUT.safetensors
 
 Prints how many tensors it kept and dropped.
 """
-import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_safetensors import load  # noqa: E402  (the same directory)
+from pack_zero_weights import save  # noqa: E402
 
 
 def main():
     src, suffix, dst = sys.argv[1:]
-    data = open(src, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    meta = header.pop("__metadata__", None)
-    kept, out, dropped = {}, bytearray(), 0
-    for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
-        if name.endswith(suffix):
-            dropped += 1
-            continue
-        begin, end = t["data_offsets"]
-        kept[name] = dict(t, data_offsets=[len(out), len(out) + end - begin])
-        out += body[begin:end]
-    if meta is not None:
-        kept["__metadata__"] = meta
-    text = json.dumps(kept, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(dst, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + bytes(out))
-    print(f"kept {len(kept) - (meta is not None)} tensors, dropped {dropped}")
+    tensors = load(src)
+    kept = {k: v for k, v in tensors.items() if not k.endswith(suffix)}
+    save(dst, kept)
+    print(f"kept {len(kept)} tensors, dropped {len(tensors) - len(kept)}")
 
 
 if __name__ == "__main__":
