@@ -13,7 +13,9 @@
 # The plan comes from a machine with MLIR (docs/runtime-cuda.md):
 #   mw-models gpt --preset gpt2-small --train | mw-opt --mw-train-pipeline \
 #     | mw-translate --mw-to-plan -o gpt2-small.mwplan
-# Environment: MWRT_CUDA_GRAPH=1 replays steps as a CUDA graph;
+# Environment: MW_RUN=PATH uses that mw-run (built with CUDA) and skips
+# steps 1-2 (bench/gpu/device-check.sh passes the kit's); MWRT_CUDA_GRAPH=1
+# replays steps as a CUDA graph;
 # MWRT_CUDA_TF32=1 is *not* set here, to match PyTorch with TF32 off.
 set -euo pipefail
 
@@ -28,20 +30,24 @@ build=${BUILD_DIR:-$root/build-gpu}
 out=${OUT_DIR:-$build/bench}
 mkdir -p "$out"
 
-echo "== building runtime/ with CUDA in $build"
-cmake -G Ninja -S "$root/runtime" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DMWRT_CUDA=ON >/dev/null
-ninja -C "$build"
+mwrun=${MW_RUN:-}
+if [[ -z "$mwrun" ]]; then
+  echo "== building runtime/ with CUDA in $build"
+  cmake -G Ninja -S "$root/runtime" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+    -DMWRT_CUDA=ON >/dev/null
+  ninja -C "$build"
 
-echo "== CUDA tests"
-(cd "$build" && ctest -R 'Cuda' --output-on-failure) | tee "$out/ctest.txt"
-if grep -q 'Skipped' "$out/ctest.txt"; then
-  echo "error: CUDA tests skipped on this machine (no usable device?)" >&2
-  exit 1
+  echo "== CUDA tests"
+  (cd "$build" && ctest -R 'Cuda' --output-on-failure) | tee "$out/ctest.txt"
+  if grep -q 'Skipped' "$out/ctest.txt"; then
+    echo "error: CUDA tests skipped on this machine (no usable device?)" >&2
+    exit 1
+  fi
+  mwrun=$build/bin/mw-run
 fi
 
 echo "== mw-run: $steps steps of $plan on cuda"
-"$build/bin/mw-run" "$plan" --device cuda --steps "$steps" --report json \
+"$mwrun" "$plan" --device cuda --steps "$steps" --report json \
   >"$out/mwrun.json"
 
 echo "== PyTorch eager GPT-2 small, $steps steps"

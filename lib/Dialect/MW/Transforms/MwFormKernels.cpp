@@ -30,24 +30,52 @@ namespace {
 /// 17,000-op steps that rematerialization makes.
 using OpOrder = llvm::DenseMap<Operation *, unsigned>;
 
-/// Whether `op` is the last user of `value` in `op`'s block (every other user
-/// is an earlier op of the same block).
-bool diesAt(Value value, Operation *op, const OpOrder &order) {
+/// Whether a user of `value` other than `op` comes after `op` in `op`'s
+/// block, or outside it.
+bool usedAfter(Value value, Operation *op, const OpOrder &order) {
   auto here = order.find(op);
   for (Operation *user : value.getUsers()) {
     if (user == op)
       continue;
     Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
     if (!inBlock)
-      return false;
+      return true;
     auto there = order.find(inBlock);
     bool before = here != order.end() && there != order.end()
                       ? there->second < here->second
                       : inBlock->isBeforeInBlock(op);
     if (!before)
-      return false;
+      return true;
   }
-  return true;
+  return false;
+}
+
+/// Whether a value that shares `value`'s buffer through mw.reshape views
+/// (the reshape chain's root and every reshape of it, transitively; not
+/// `value` itself) is used after `op`. Writing over `value` in place there
+/// would make One-Shot Bufferize copy that view instead of giving the write
+/// a fresh buffer (it settles the conflict at the view), and a plan has no
+/// copies: such a `value` is never a destination.
+bool viewUsedAfter(Value value, Operation *op, const OpOrder &order) {
+  Value root = value;
+  while (auto reshape = root.getDefiningOp<ReshapeOp>())
+    root = reshape.getInput();
+  SmallVector<Value> views{root};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    if (view != value && usedAfter(view, op, order))
+      return true;
+    for (Operation *user : view.getUsers())
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        views.push_back(reshape.getResult());
+  }
+  return false;
+}
+
+/// Whether `op` is the last user of `value` and of every view of its buffer
+/// in `op`'s block (every other user is an earlier op of the same block).
+bool diesAt(Value value, Operation *op, const OpOrder &order) {
+  return !usedAfter(value, op, order) && !viewUsedAfter(value, op, order);
 }
 
 /// The function argument among `op`'s operands that `result` replaces: the
@@ -112,7 +140,8 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
         return operand;
       // The logits' gradient goes into the logits only where they die:
       // otherwise One-Shot would copy 4 bytes a logit to make room.
-      if (!first && !isa<CrossEntropyGradOp>(op))
+      if (!first && !isa<CrossEntropyGradOp>(op) &&
+          !viewUsedAfter(operand, op, order))
         first = operand;
     }
     if (first)
@@ -164,7 +193,7 @@ SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
           first = j;
           break;
         }
-        if (!first)
+        if (!first && !viewUsedAfter(in, fusion, order))
           first = j;
       }
       if (first) {

@@ -400,11 +400,24 @@ void Fuser::formLoop() {
   }
 }
 
+/// Whether an update's new values go through fp16's keep-on-overflow
+/// mw.select before they replace the parameter and its states. Such an
+/// update cannot write over its parameter (the select still reads the old
+/// value), so its results are transient buffers until the select: side by
+/// side in one horizontal kernel, every update's transients would be live
+/// at once (bert-tiny fp16: a 2.9x arena), where one kernel per update
+/// frees them at each select.
+static bool feedsKeepOnOverflowSelect(Operation *update) {
+  return llvm::any_of(update->getUsers(),
+                      [](Operation *user) { return isa<SelectOp>(user); });
+}
+
 void Fuser::formHorizontal() {
   for (bool adamw : {true, false}) {
     int id = -1;
     for (Operation *op : order) {
-      if (!(adamw ? isa<AdamWOp>(op) : isa<SgdOp>(op)) || !free(op))
+      if (!(adamw ? isa<AdamWOp>(op) : isa<SgdOp>(op)) || !free(op) ||
+          feedsKeepOnOverflowSelect(op))
         continue;
       if (id < 0)
         id = start(FusionKind::horizontal, op);

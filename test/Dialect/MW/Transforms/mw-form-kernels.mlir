@@ -1,5 +1,6 @@
 // RUN: mw-opt %s --mw-form-kernels | FileCheck %s
 // RUN: mw-opt %s --mw-form-kernels | mw-opt --mw-form-kernels | FileCheck %s
+// RUN: mw-opt %s --mw-bufferize | FileCheck %s --check-prefix=NOCOPY
 // Destinations: a dying input for elementwise ops, the replaced state for
 // optimizer updates, tensor.empty otherwise; never a function argument except
 // for updates and fp16's keep-on-overflow select (at the end). The pass is idempotent (the second RUN line).
@@ -97,4 +98,30 @@ func.func @cross_entropy_grad(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %y: tensor
   %g1 = mw.cross_entropy_grad %z, %y, %d : (tensor<4x8xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x8xf32>
   %g2 = mw.cross_entropy_grad %z, %y, %d : (tensor<4x8xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x8xf32>
   return %g1, %g2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A reshape is a view of its input's buffer: %a does not die at the add
+// while its reshape %r is read later (by the matmul), so the add takes a
+// fresh destination instead of writing over %a, and --mw-bufferize needs no
+// copy of the view (a plan has none). This is the order --mw-sink makes in
+// a grad-accum step: a weight-gradient matmul moved past the residual add
+// that reuses its input.
+// CHECK-LABEL: func.func @reshape_alias_read_later
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<2x2xf32>)
+// CHECK: %[[A:.*]] = mw.kernel ins(%[[X]] : tensor<4xf32>)
+// CHECK: %[[R:.*]] = mw.reshape %[[A]]
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK: mw.kernel ins(%[[A]], %[[Y]] : {{.*}}) outs(%[[E]] : tensor<4xf32>)
+// CHECK:   mw.add
+// CHECK: mw.kernel ins(%[[R]], %[[W]] : {{.*}})
+// CHECK:   mw.matmul
+// NOCOPY-LABEL: func.func @reshape_alias_read_later
+// NOCOPY-NOT: memref.copy
+// NOCOPY: return
+func.func @reshape_alias_read_later(%x: tensor<4xf32>, %y: tensor<4xf32>, %w: tensor<2x2xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  %a = mw.exp %x : tensor<4xf32>
+  %r = mw.reshape %a : tensor<4xf32> -> tensor<2x2xf32>
+  %s = mw.add %a, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %m = mw.matmul %r, %w : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %s, %m : tensor<4xf32>, tensor<2x2xf32>
 }

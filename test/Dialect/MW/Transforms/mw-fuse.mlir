@@ -164,6 +164,29 @@ func.func @optimizer(%p0: tensor<64xf32>, %g0: tensor<64xf32>, %m0: tensor<64xf3
 
 // -----
 
+// horizontal, fp16's keep-on-overflow: an update whose new values go
+// through mw.select (the old value kept on overflow) cannot write over its
+// parameter, so its results are transient until the select; side by side,
+// every update's transients would be live at once. Such updates stay one
+// kernel each; the others still fuse.
+// CHECK-LABEL: func.func @optimizer_keep_on_overflow
+// CHECK-NOT:  mw.fusion horizontal
+// CHECK:      mw.adamw %arg0
+// CHECK:      mw.select
+// CHECK:      mw.adamw %arg4
+// CHECK:      mw.select
+func.func @optimizer_keep_on_overflow(%p0: tensor<64xf32>, %g0: tensor<64xf32>, %m0: tensor<64xf32>, %v0: tensor<64xf32>,
+                     %p1: tensor<8x64xf32>, %g1: tensor<8x64xf32>, %m1: tensor<8x64xf32>, %v1: tensor<8x64xf32>,
+                     %t: tensor<i64>, %inf: tensor<f32>) -> (tensor<64xf32>, tensor<8x64xf32>) {
+  %a:3 = mw.adamw %p0, %g0, %m0, %v0, %t : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %ka = mw.select %inf, %p0, %a#0 : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %b:3 = mw.adamw %p1, %g1, %m1, %v1, %t : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<i64>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
+  %kb = mw.select %inf, %p1, %b#0 : (tensor<f32>, tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %ka, %kb : tensor<64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
 // no cycle: %2 reads %0 and %1 = matmul(%0), so %2 cannot join %0's kernel
 // (the matmul would need the kernel's result and the kernel the matmul's).
 // CHECK-LABEL: func.func @no_cycle
