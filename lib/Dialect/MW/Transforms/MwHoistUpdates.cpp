@@ -154,11 +154,11 @@ HoistResult hoistUpdates(Block &body) {
   SmallVector<int> mark(n, -1); // the update last visited from
   for (int u : seeds) {
     SmallVector<int> work{u};
-    SmallVector<int> requires_;
+    SmallVector<int> waitsFor;
     SmallVector<int> members;
-    auto require = [&](int d) {
-      if (d >= 0 && d != u && llvm::find(requires_, d) == requires_.end())
-        requires_.push_back(d);
+    auto waitFor = [&](int d) {
+      if (d >= 0 && d != u && llvm::find(waitsFor, d) == waitsFor.end())
+        waitsFor.push_back(d);
     };
     mark[u] = u;
     while (!work.empty()) {
@@ -168,7 +168,7 @@ HoistResult hoistUpdates(Block &body) {
         if (d < 0)
           continue;
         if (!feeds[d]) {
-          require(d);
+          waitFor(d);
           continue;
         }
         if (mark[d] == u)
@@ -182,12 +182,12 @@ HoistResult hoistUpdates(Block &body) {
       forEachBufferReader(body, t, ops[u], [&](Operation *reader) {
         int r = indexOf(reader);
         if (r >= 0 && mark[r] != u)
-          require(r);
+          waitFor(r);
       });
     llvm::sort(members);
     cone[u] = std::move(members);
-    need[u] = requires_.size();
-    for (int d : requires_)
+    need[u] = waitsFor.size();
+    for (int d : waitsFor)
       waiters[d].push_back(u);
   }
 
