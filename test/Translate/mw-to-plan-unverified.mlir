@@ -33,10 +33,10 @@
 // RUN: not mw-translate --mw-to-plan %t.align0.mlir -o %t.align0.mwplan 2>&1 | FileCheck %s --check-prefix=ALIGN0
 // RUN: not test -e %t.align0.mwplan
 // ALIGN0: error: mw.arena_alignment must be positive
-// RUN: sed '0,/arith.constant 8192 : index/s//arith.constant 8196 : index/' %t.planned.mlir > %t.offset.mlir
+// RUN: sed '0,/arith.constant 16896 : index/s//arith.constant 16900 : index/' %t.planned.mlir > %t.offset.mlir
 // RUN: not mw-translate --mw-to-plan %t.offset.mlir -o %t.offset.mwplan 2>&1 | FileCheck %s --check-prefix=OFFSET
 // RUN: not test -e %t.offset.mwplan
-// OFFSET: error: '{{.*}}' at offset 8196 ({{[0-9]+}} B) is not aligned to 256 bytes (mw.arena_alignment)
+// OFFSET: error: '{{.*}}' at offset 16900 ({{[0-9]+}} B) is not aligned to 256 bytes (mw.arena_alignment)
 // RUN: sed 's/mw.lower_bound = [0-9]* : i64/mw.lower_bound = 99999999 : i64/' %t.planned.mlir > %t.lb.mlir
 // RUN: not mw-translate --mw-to-plan %t.lb.mlir -o %t.lb.mwplan 2>&1 | FileCheck %s --check-prefix=LB
 // RUN: not test -e %t.lb.mwplan

@@ -4,12 +4,14 @@
 // kernel of the kinds the fusion contract names (docs/fusion.md): matmul
 // epilogues first, then row (reduction) kernels with their pointwise
 // prologues and epilogues, then loop kernels of pointwise chains and
-// siblings, then the optimizer's updates side by side. Groups grow greedily
-// in program order, so decisions are deterministic; a candidate joins a
-// group only when no path through ops outside the group leads from the
-// group to the candidate or back (no cycle), and a contracted-graph
-// topological sort (Kahn's, keyed by program order) places each fusion and
-// dissolves a group in the rare joint cycle it finds. Nothing is ever
+// siblings, then the optimizer's updates that can run at one point side by
+// side. Groups grow greedily in program order, so decisions are
+// deterministic; a candidate joins a group only when no path through ops
+// outside the group leads from the group to the candidate or back (no
+// cycle), and a contracted-graph topological sort (Kahn's, keyed by
+// program order, with each in-place update after the earlier reads of what
+// it overwrites) places each fusion and dissolves a group in the rare joint
+// cycle it finds. Nothing is ever
 // duplicated but mw.splat, which reads no memory: each fusion that reads a
 // splat computes it itself. A forward op never shares a fusion with a
 // backward or optimizer op, so every value the backward pass reads from the
@@ -17,6 +19,8 @@
 // materialized.
 //
 //===----------------------------------------------------------------------===//
+
+#include "TensorSchedule.h"
 
 #include "memwall/Analysis/StepStructure.h"
 #include "memwall/Analysis/Units.h"
@@ -175,6 +179,12 @@ private:
   bool dependsOn(Operation *from, llvm::function_ref<bool(Operation *)> target,
                  int64_t lowest) const;
   bool legalToAdd(Group &g, Operation *u) const;
+  /// Whether update `u` may join horizontal group `g` where the group runs,
+  /// at its first update: every operand of `u` is computed before that, and
+  /// no op in between reads a buffer `u` overwrites. Updates that
+  /// --mw-hoist-updates placed at different points of the backward pass
+  /// are not pulled down to the last of them.
+  bool joinsWhereGroupRuns(const Group &g, Operation *u) const;
   void add(int id, Operation *op) {
     groups[id].ops.push_back(op);
     groupOf[op] = id;
@@ -412,6 +422,20 @@ static bool feedsKeepOnOverflowSelect(Operation *update) {
                       [](Operation *user) { return isa<SelectOp>(user); });
 }
 
+bool Fuser::joinsWhereGroupRuns(const Group &g, Operation *u) const {
+  int64_t first = minPos(g), at = pos.lookup(u);
+  for (Value v : u->getOperands())
+    if (Operation *p = producer(v); p && pos.lookup(p) >= first)
+      return false;
+  bool readBetween = false;
+  for (Value t : getOverwrittenOperands(u))
+    forEachBufferReader(body, t, u, [&](Operation *reader) {
+      auto it = pos.find(reader);
+      readBetween |= it != pos.end() && it->second > first && it->second < at;
+    });
+  return !readBetween;
+}
+
 void Fuser::formHorizontal() {
   for (bool adamw : {true, false}) {
     int id = -1;
@@ -419,10 +443,14 @@ void Fuser::formHorizontal() {
       if (!(adamw ? isa<AdamWOp>(op) : isa<SgdOp>(op)) || !free(op) ||
           feedsKeepOnOverflowSelect(op))
         continue;
-      if (id < 0)
-        id = start(FusionKind::horizontal, op);
-      else if (legalToAdd(groups[id], op))
+      if (id >= 0 && joinsWhereGroupRuns(groups[id], op) &&
+          legalToAdd(groups[id], op)) {
         add(id, op);
+        continue;
+      }
+      if (id >= 0)
+        settle(id);
+      id = start(FusionKind::horizontal, op);
     }
     if (id >= 0)
       settle(id);
@@ -552,6 +580,20 @@ SmallVector<std::pair<int, Operation *>> Fuser::schedule() {
           }
         }
       });
+      // An update that overwrites a buffer in place follows every earlier
+      // read of it (write after read), or One-Shot Bufferize would copy.
+      int64_t at = pos.lookup(op);
+      for (Value t : getOverwrittenOperands(op))
+        forEachBufferReader(body, t, op, [&](Operation *reader) {
+          auto it = pos.find(reader);
+          if (it == pos.end() || it->second >= at || !nodeOf.count(reader))
+            return;
+          int from = nodeOf.lookup(reader);
+          if (from != to && preds.insert(from).second) {
+            succs[from].push_back(to);
+            ++indegree[to];
+          }
+        });
     }
     // Kahn's algorithm, the earliest original position first.
     using Entry = std::pair<int64_t, int>;

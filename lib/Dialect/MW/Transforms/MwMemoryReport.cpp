@@ -276,19 +276,24 @@ unsigned pictureKind(StringRef kind) {
 /// The picture of the transient buffers of `live`: a ZeRO gradient bucket
 /// or gathered parameters (classifyZeroBuffer), else by the op that
 /// produces the buffer: a recompute clone (mw.recompute), at or after the
-/// first optimizer update (optimizer work), at or after the first gradient
-/// op (`*_grad`: the backward pass, gradients), else an activation.
+/// first optimizer update that follows the last gradient op (optimizer
+/// work; updates that --mw-hoist-updates moved into the backward pass do
+/// not start it), at or after the first gradient op (`*_grad`: the backward
+/// pass, gradients), else an activation.
 void drawBuffers(FunctionOpInterface func, const BufferLiveness &live,
                  ArrayRef<const LiveBuffer *> transient, MemoryPicture &p) {
   int64_t backwardStart = live.getNumPositions(),
           optimizerStart = live.getNumPositions();
+  bool afterLastGradient = true;
   for (int64_t pos = live.getNumPositions() - 1; pos >= 0; --pos) {
     Operation *op = live.getOpAt(pos);
     if (anyNested(op, [](Operation *o) {
           return o->getName().getStringRef().ends_with("_grad");
-        }))
+        })) {
       backwardStart = pos;
-    if (anyNested(op, [](Operation *o) {
+      afterLastGradient = false;
+    }
+    if (afterLastGradient && anyNested(op, [](Operation *o) {
           return isa<AdamWOp, SgdOp, LossScaleUpdateOp>(o);
         }))
       optimizerStart = pos;

@@ -44,12 +44,19 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm, bool foldViews) {
 }
 
 /// --mw-train-pipeline around a configured --mw-static-arena pass.
+/// --mw-sink's search runs on the order --mw-autodiff made, then the updates
+/// move up (sinking after them instead lands some steps in a worse local
+/// optimum: docs/training.md), and --mw-fuse groups the updates that stand
+/// together.
 static void addTrainPipeline(OpPassManager &pm,
-                             std::unique_ptr<Pass> staticArena, bool fuse) {
-  if (fuse) {
+                             std::unique_ptr<Pass> staticArena,
+                             const TrainPipelineFlags &flags) {
+  if (flags.fuse)
     pm.addPass(createMwSink());
+  if (flags.hoistUpdates)
+    pm.addPass(createMwHoistUpdates());
+  if (flags.fuse)
     pm.addPass(createMwFuse());
-  }
   buildBufferizePipeline(pm);
   pm.addPass(std::move(staticArena));
   pm.addNestedPass<func::FuncOp>(createMwVerifyPlan());
@@ -57,38 +64,41 @@ static void addTrainPipeline(OpPassManager &pm,
 
 void mlir::mw::buildTrainPipeline(OpPassManager &pm,
                                   const MwStaticArenaOptions &arenaOptions,
-                                  bool fuse) {
-  addTrainPipeline(pm, createMwStaticArena(arenaOptions), fuse);
+                                  const TrainPipelineFlags &flags) {
+  addTrainPipeline(pm, createMwStaticArena(arenaOptions), flags);
 }
 
-/// Takes the pipeline's own `fuse` option (`fuse`, `fuse=true`,
-/// `fuse=false`, `fuse=1`, `fuse=0`) out of --mw-train-pipeline's option
-/// text; the rest is --mw-static-arena's.
-static FailureOr<bool>
-takeFuseOption(std::string &options,
-               function_ref<LogicalResult(const Twine &)> errorHandler) {
+/// Takes the pipeline's own boolean options (`fuse`, `hoist-updates`; each
+/// as `name`, `name=true`, `name=false`, `name=1` or `name=0`) out of
+/// --mw-train-pipeline's option text; the rest is --mw-static-arena's.
+static FailureOr<TrainPipelineFlags>
+takePipelineFlags(std::string &options,
+                  function_ref<LogicalResult(const Twine &)> errorHandler) {
   SmallVector<StringRef> words;
   StringRef(options).split(words, ' ', -1, /*KeepEmpty=*/false);
   std::string rest;
-  bool fuse = false;
+  TrainPipelineFlags flags;
   for (StringRef word : words) {
     auto [key, value] = word.split('=');
-    if (key != "fuse") {
+    bool *flag = key == "fuse"            ? &flags.fuse
+                 : key == "hoist-updates" ? &flags.hoistUpdates
+                                          : nullptr;
+    if (!flag) {
       rest += (rest.empty() ? "" : " ") + word.str();
       continue;
     }
     if (value.empty() || value == "true" || value == "1")
-      fuse = true;
+      *flag = true;
     else if (value == "false" || value == "0")
-      fuse = false;
+      *flag = false;
     else {
-      (void)errorHandler("mw-train-pipeline: fuse=" + value +
+      (void)errorHandler("mw-train-pipeline: " + key + "=" + value +
                          " is not a boolean (true or false)");
       return failure();
     }
   }
   options = rest;
-  return fuse;
+  return flags;
 }
 
 namespace {
@@ -121,7 +131,8 @@ void mlir::mw::registerMWPipelines() {
       });
   registerPassPipeline(
       "mw-train-pipeline",
-      "Compile a step for the runtime: --mw-sink and --mw-fuse (with "
+      "Compile a step for the runtime: --mw-sink (with fuse=true), "
+      "--mw-hoist-updates (unless hoist-updates=false), --mw-fuse (with "
       "fuse=true), "
       "--mw-bufferize, --mw-static-arena (with this pipeline's other "
       "options, which are that pass's) and --mw-verify-plan; the result is "
@@ -129,13 +140,14 @@ void mlir::mw::registerMWPipelines() {
       [](OpPassManager &pm, StringRef optionText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         std::string options = optionText.str();
-        FailureOr<bool> fuse = takeFuseOption(options, errorHandler);
-        if (failed(fuse))
+        FailureOr<TrainPipelineFlags> flags =
+            takePipelineFlags(options, errorHandler);
+        if (failed(flags))
           return failure();
         std::unique_ptr<Pass> staticArena = createMwStaticArena();
         if (failed(staticArena->initializeOptions(options, errorHandler)))
           return failure();
-        addTrainPipeline(pm, std::move(staticArena), *fuse);
+        addTrainPipeline(pm, std::move(staticArena), *flags);
         return success();
       },
       [](function_ref<void(const ::mlir::detail::PassOptions &)>
@@ -146,6 +158,11 @@ void mlir::mw::registerMWPipelines() {
                                 "order (default false: mw-translate exports "
                                 "fused kernels only with the runtime's support "
                                 "for them)");
+        options.addFlag("hoist-updates",
+                        "Run --mw-hoist-updates first, so each optimizer "
+                        "update runs as soon as its gradient is final "
+                        "(default true; hoist-updates=false keeps every "
+                        "update after the backward pass)");
         mirrorMwStaticArenaOptions(options);
         optionHandler(options);
       });

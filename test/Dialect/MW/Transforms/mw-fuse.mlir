@@ -187,6 +187,29 @@ func.func @optimizer_keep_on_overflow(%p0: tensor<64xf32>, %g0: tensor<64xf32>, 
 
 // -----
 
+// horizontal, updates at two points (as --mw-hoist-updates places them): a
+// kernel runs where its first update is, so %c, whose gradient comes later,
+// does not join %a and %b's kernel (that would hold their gradients until
+// %g2), and alone it is no fusion. The tanh stays before it.
+// CHECK-LABEL: func.func @optimizer_at_two_points
+// CHECK:      mw.fusion horizontal
+// CHECK-COUNT-2: mw.adamw
+// CHECK:        mw.yield
+// CHECK:      mw.tanh
+// CHECK-NEXT: mw.adamw
+func.func @optimizer_at_two_points(%p0: tensor<64xf32>, %g0: tensor<64xf32>, %m0: tensor<64xf32>, %v0: tensor<64xf32>,
+                     %p1: tensor<64xf32>, %g1: tensor<64xf32>, %m1: tensor<64xf32>, %v1: tensor<64xf32>,
+                     %p2: tensor<64xf32>, %m2: tensor<64xf32>, %v2: tensor<64xf32>,
+                     %t: tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %a:3 = mw.adamw %p0, %g0, %m0, %v0, %t : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %b:3 = mw.adamw %p1, %g1, %m1, %v1, %t : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %g2 = mw.tanh %g1 : tensor<64xf32>
+  %c:3 = mw.adamw %p2, %g2, %m2, %v2, %t : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<i64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %a#0, %b#0, %c#0 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
 // no cycle: %2 reads %0 and %1 = matmul(%0), so %2 cannot join %0's kernel
 // (the matmul would need the kernel's result and the kernel the matmul's).
 // CHECK-LABEL: func.func @no_cycle

@@ -152,4 +152,6 @@
 // RUN: rm -f %t.over.mwplan
 // RUN: sed -e 's/mw.remat.budget_bytes = 2100000/mw.remat.budget_bytes = 2090000/' %t.b2p.mlir | not mw-translate --mw-to-plan -o %t.over.mwplan 2>&1 | FileCheck %s --check-prefix=PLAN-OVER
 // RUN: not test -e %t.over.mwplan
-// PLAN-OVER: error: the plan of @train_step peaks at 2097940 B (arena 675072 B + persistent 1422868 B), over its rematerialization budget 2090000 B (mw.remat.budget_bytes)
+// (The pipeline's --mw-hoist-updates plans 512 B below --mw-remat's own
+// measurement, which bufferizes the updates where --mw-autodiff put them.)
+// PLAN-OVER: error: the plan of @train_step peaks at 2097428 B (arena 674560 B + persistent 1422868 B), over its rematerialization budget 2090000 B (mw.remat.budget_bytes)

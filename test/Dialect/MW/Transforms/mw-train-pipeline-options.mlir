@@ -9,10 +9,13 @@
 // Every option of the pass works, time-limit included.
 // RUN: mw-opt %s --mw-train-pipeline="strategy=exact time-limit=5 alignment=64" | FileCheck %s --check-prefix=PLAN
 // RUN: mw-opt --help | FileCheck %s --check-prefix=HELP
-// The pipeline's own option, fuse (--mw-sink and --mw-fuse first), is taken out before
-// the rest goes to the pass.
+// The pipeline's own options, fuse (--mw-sink and --mw-fuse first) and
+// hoist-updates (--mw-hoist-updates first, default true), are taken out
+// before the rest goes to the pass.
 // RUN: mw-opt %s --mw-train-pipeline="fuse=true alignment=64" | FileCheck %s --check-prefix=FUSE
+// RUN: mw-opt %s --mw-train-pipeline="hoist-updates=false fuse alignment=64" | FileCheck %s --check-prefix=FUSE
 // RUN: not mw-opt %s --mw-train-pipeline="fuse=maybe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSEBAD
+// RUN: not mw-opt %s --mw-train-pipeline="hoist-updates=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOISTBAD
 // FUSE-LABEL: func.func @step
 // FUSE-SAME: mw.arena_alignment = 64 : i64
 // FUSE: mw.kernel ins(%view, %arg1
@@ -20,6 +23,7 @@
 // FUSE-NEXT: mw.matmul
 // FUSE-NEXT: mw.tanh
 // FUSEBAD: mw-train-pipeline: fuse=maybe is not a boolean (true or false)
+// HOISTBAD: mw-train-pipeline: hoist-updates=2 is not a boolean (true or false)
 
 // VALUE: for the --alignment option: 'abc' value invalid for long argument!
 // NAME: no such option nope
@@ -41,6 +45,7 @@
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
 // HELP-NEXT:   --fuse {{ *}}- Run --mw-sink and --mw-fuse first
+// HELP-NEXT:   --hoist-updates {{ *}}- Run --mw-hoist-updates first
 // HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]
 // HELP-NEXT:   --strategy=<string> {{ *}}- [[STRATEGY_DESC]]
 // HELP-NEXT:   --time-limit=<number> {{ *}}- [[TIME_DESC]]

@@ -26,5 +26,6 @@
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
 // HELP-NEXT:   --fuse
+// HELP-NEXT:   --hoist-updates
 // HELP-NEXT:   --remarks
 // HELP-NEXT:   --strategy=<string>

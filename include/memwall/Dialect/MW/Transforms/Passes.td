@@ -446,7 +446,9 @@ def MwSink : Pass<"mw-sink", "ModuleOp"> {
     it), keeps the one with the lowest resulting peak (the earliest on
     ties) if it lowers the current peak by more than 1/1024 of it (a move
     for a few bytes would only part an op from the producer it fuses with),
-    and repeats until no move does; ops with regions stay where they are. Only the order changes, so
+    and repeats until no move does; ops with regions stay where they are,
+    and no op moves past an optimizer update that overwrites a buffer it
+    reads (in place: One-Shot Bufferize would copy). Only the order changes, so
     `mw-eval` gives bit-identical outputs. Functions with ops that have
     memory effects (bufferized IR) are left alone.
 
@@ -468,6 +470,73 @@ def MwSink : Pass<"mw-sink", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numMoved", "moved", "Ops moved toward their first reader">,
+  ];
+}
+
+def MwHoistUpdates : Pass<"mw-hoist-updates", "ModuleOp"> {
+  let summary = "Run each optimizer update as soon as its gradient is final "
+                "and its parameter's last read is done";
+  let description = [{
+    Reorders the ops of every function on tensors (after `--mw-remat` and
+    `--mw-zero`, before `--mw-fuse` and `--mw-bufferize`;
+    `--mw-train-pipeline` runs it after `--mw-sink`). `--mw-autodiff` puts every update
+    after the whole backward pass, so every parameter's gradient is live at
+    its end. Each `mw.adamw` and `mw.sgd` that writes its parameter and
+    states in place into the step's arguments moves up to right after the
+    last of: the definitions of its operands, and every other read of the
+    buffers it overwrites (the parameter's reads by backward ops and by
+    recompute clones, views of it included), so that One-Shot Bufferize
+    never needs a copy; its gradient then dies there, as with PyTorch's
+    optimizer-in-backward hooks.
+
+    The ops that only feed updates (the step counter's increment, a
+    gradient's cast or scaling, a ZeRO bucket's parameter concatenation and
+    `mesh.all_slice`) move up with them, never later than they were;
+    updates ready at one point are placed side by side (so `--mw-fuse`
+    still forms horizontal kernels of them). Collectives that communicate,
+    `mw.wait` (their place is `--mw-zero`'s overlap choice), `mw.select`
+    and ops with regions stay in order, and so does an update whose results
+    go into transient buffers (a ZeRO shard: moving it would lengthen
+    them). Dataflow keeps what must wait: an update that reads a global
+    gradient norm (clipping) stays after every gradient, and fp16's
+    skip-on-overflow `mw.select`, which reads the old parameter after its
+    update, keeps that update where it is.
+
+    The new order is kept only when its peak of live tensor bytes (the model
+    of `--mw-sink`) is no higher than the original's. Only the order
+    changes, so `mw-eval` gives bit-identical outputs. Functions with ops
+    that have memory effects (bufferized IR) are left alone.
+
+    ```mlir
+    %dw = mw.matmul %x, %dy {transpose_lhs} : ...   // w's gradient
+    %dx = mw.matmul %dy, %w {transpose_rhs} : ...   // w's last read
+    ... the rest of the backward pass ...
+    %w1, %m1, %v1 = mw.adamw %w, %dw, %m, %v, %t : ...
+    // becomes: %dw ...; %dx ...; %w1, %m1, %v1 = mw.adamw ...; the rest
+    ```
+
+    `group=block` (the default) gives the updates of one transformer block
+    (parameters whose `mw.name` has the block's number, `h.3.` or
+    `model.layers.3.`) one point: the latest of their own, once the block's
+    backward is done, so `--mw-fuse` makes one horizontal kernel per block
+    (GPT-2 small: 353 kernels in the fused plan, against 462 with a point
+    per parameter and 340 without the pass). Parameters outside blocks keep
+    their own points. `group=parameter` moves each update to its own point.
+
+    `report=true` prints, per function that changed, how many updates moved
+    and the peak before and after.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the updates moved and the live tensor peak before and "
+           "after, to stdout">,
+    Option<"group", "group", "std::string", /*default=*/"\"block\"",
+           "Where updates run: block (the updates of one transformer block "
+           "side by side, once its backward is done) or parameter (each as "
+           "soon as it may)">,
+  ];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Updates moved earlier">,
   ];
 }
 

@@ -22,18 +22,28 @@ namespace mw {
 /// --mw-fold-views when `foldViews`.
 void buildBufferizePipeline(OpPassManager &pm, bool foldViews = true);
 
-/// Adds --mw-train-pipeline's passes to `pm`: --mw-fuse when `fuse`,
-/// --mw-bufferize, --mw-static-arena with `arenaOptions`, and
+/// The pipeline's own switches of --mw-train-pipeline (the rest of its
+/// options are --mw-static-arena's).
+struct TrainPipelineFlags {
+  /// --mw-hoist-updates first: each update as soon as it may run.
+  bool hoistUpdates = true;
+  /// --mw-sink and --mw-fuse before bufferization.
+  bool fuse = false;
+};
+
+/// Adds --mw-train-pipeline's passes to `pm`: --mw-sink when `flags.fuse`,
+/// --mw-hoist-updates unless `flags.hoistUpdates` is false, --mw-fuse when
+/// `flags.fuse`, --mw-bufferize, --mw-static-arena with `arenaOptions`, and
 /// --mw-verify-plan on every function; the result is what `mw-translate
 /// --mw-to-plan` takes.
 void buildTrainPipeline(OpPassManager &pm,
                         const MwStaticArenaOptions &arenaOptions = {},
-                        bool fuse = false);
+                        const TrainPipelineFlags &flags = {});
 
 /// Registers the --mw-bufferize and --mw-train-pipeline pipelines. The
 /// options of --mw-train-pipeline are --mw-static-arena's own, which the
 /// pipeline hands to the pass to parse and check, and its own `fuse`
-/// (default false: run --mw-fuse first).
+/// (default false) and `hoist-updates` (default true): TrainPipelineFlags.
 void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
