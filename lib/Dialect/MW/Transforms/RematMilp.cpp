@@ -662,7 +662,8 @@ double remat::livePointBound(const LivePointProblem &p) {
       if (demanded[v])
         flow.addEdge(s, valNode(v), MaxFlow::kInf);
       if (p.bytes[v] > 0)
-        flow.addEdge(valNode(v), opNode(p.def[v]), price * p.bytes[v]);
+        flow.addEdge(valNode(v), p.def[v] < 0 ? t : opNode(p.def[v]),
+                     price * p.bytes[v]);
     }
     flow.run(s, t);
     std::vector<char> side = flow.sourceSide(s);
@@ -675,7 +676,7 @@ double remat::livePointBound(const LivePointProblem &p) {
       }
     int64_t live = 0;
     for (int v = 0; v < m; ++v)
-      if (side[valNode(v)] && !h.chosen[p.def[v]])
+      if (side[valNode(v)] && (p.def[v] < 0 || !h.chosen[p.def[v]]))
         live += p.bytes[v];
     h.gain = demandBytes - live;
     return h;
@@ -727,8 +728,7 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
   // the step returns or must keep (outside the arena, or always kept).
   std::vector<char> freeRoot(numVals, 0), outside(numVals, 0);
   for (int v = 0; v < numVals; ++v) {
-    int def = g.vals[v].def;
-    if (def < 0 || g.nodes[def].constant)
+    if (g.vals[v].def < 0)
       freeRoot[root[v]] = 1;
     if (returned[v] || uses.forcedValue[v])
       freeRoot[root[v]] = outside[root[v]] = 1;
@@ -806,14 +806,20 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
                                   : static_cast<int64_t>(std::llround(
                                         node.seconds / kTimeUnit)));
   }
+  // A constant is never cloned (clones read the step's own) and
+  // --mw-form-kernels gives it an arena buffer from the top of the step to
+  // its last read: a value no op of R remakes (def -1).
   auto valueOf = [&](int v) {
     int r = root[v];
-    if (freeRoot[r] || !isForwardValue(r) || item[g.vals[r].def] < 0)
+    if (freeRoot[r] || !isForwardValue(r))
+      return -1;
+    bool constant = g.nodes[g.vals[r].def].constant;
+    if (!constant && item[g.vals[r].def] < 0)
       return -1;
     if (valIndex[r] < 0) {
       valIndex[r] = base.bytes.size();
       base.bytes.push_back(aligned(g.vals[r].bytes));
-      base.def.push_back(item[g.vals[r].def]);
+      base.def.push_back(constant ? -1 : item[g.vals[r].def]);
     }
     return valIndex[r];
   };

@@ -184,7 +184,9 @@ llvm::BitVector keptSetOf(const StepGraph &g, const StepStructure &info,
 struct LivePointProblem {
   std::vector<int64_t> cost;            ///< per op
   std::vector<std::vector<int>> reads;  ///< per op: the values it needs
-  std::vector<int> def;                 ///< per value: the op making it
+  /// Per value: the op making it; -1 for a buffer no clone remakes (a
+  /// constant: the clones read the step's own, live wherever it is read).
+  std::vector<int> def;
   std::vector<int64_t> bytes;           ///< per value
   std::vector<int> demand;              ///< values read after t
   /// The arena bytes left at t for forward values: the budget minus what
