@@ -1154,8 +1154,8 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   int64_t target = arenaBudget;
   int64_t infeasibleAt = INT64_MIN;
   // The cheapest plan tried whose simulated arena (the live bytes the
-  // bounds count) fits, whether or not the packer then placed it within
-  // the budget: the gap the bounds leave in their own model.
+  // covering MILP counts) fits, whether or not the packer then placed it
+  // within the budget: the gap the bounds leave in the simulation's model.
   double simFitCost = std::numeric_limits<double>::infinity();
   int solves = 0;
   for (int round = 0; round < 4 && !coverKeep.empty(); ++round) {
@@ -1168,7 +1168,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
       RematPlan plan = planRemat(g, info, coverKeep, sharing);
       if (!beats(plan))
         continue;
-      // The same plan both ways (no dropped value inside another's chain).
+      // The same plan as with the previous sharing: measured already.
       std::pair<int64_t, int64_t> key{plan.flops,
                                       simulateArena(g, plan, kAlignment)};
       if (measured == key)
