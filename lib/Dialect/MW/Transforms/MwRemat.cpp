@@ -50,6 +50,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <numeric>
 
@@ -360,12 +361,22 @@ KeptSet keepNone(const StepStructure &info) {
   return {llvm::BitVector(info.saved.size(), true)};
 }
 
-/// all: keep none. The first backward op recomputes the forward from the
-/// arguments; of that, only the block boundaries (the residual stream) stay
-/// alive, and each block's forward is recomputed once more, from its
-/// recomputed input, right before the block's backward: about two forwards,
-/// never all activations alive at once.
+/// all: keep none, and recompute every forward op at most once: each clone
+/// serves every later backward use (Sharing::global), so the recompute is
+/// one forward (what the backward reads of it), the least any plan keeping
+/// nothing pays (saved-budget=0's optimum). Its clones stay alive to their
+/// last use, so its peak is about the save-all step's; auto also offers
+/// the same kept set with segments (a block's forward recomputed once more
+/// before its backward from its recomputed input: about 1.5 forwards at
+/// every-k k=1's peak, keepAllSegmented) and without any sharing.
 KeptSet keepAll(const StepStructure &info) {
+  return {llvm::BitVector(info.saved.size(), false),
+          Sharing{/*chains=*/false, /*segments=*/false, /*global=*/true}};
+}
+
+/// all's kept set with shared segments instead of global sharing: the plan
+/// strategy=all emitted before it shared every clone (an auto candidate).
+KeptSet keepAllSegmented(const StepStructure &info) {
   return {llvm::BitVector(info.saved.size(), false),
           Sharing{/*chains=*/false, /*segments=*/true}};
 }
@@ -734,10 +745,19 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       RematPlan plan = planRemat(g, info, fk->keep, fk->sharing);
       add(name, fk->keep, fk->sharing, plan,
           simulateArena(g, plan, kAlignment));
+      // all shares every clone; its kept set with segments (what all was
+      // before) is a candidate of its own.
+      if (fixedStrategy == RematStrategy::All) {
+        KeptSet segmented = keepAllSegmented(info);
+        RematPlan seg = planRemat(g, info, segmented.keep, segmented.sharing);
+        add(name + " segments", segmented.keep, segmented.sharing, seg,
+            simulateArena(g, seg, kAlignment));
+      }
       // Without shared segments: more recompute, clones alive for less
       // long, so sometimes a smaller arena.
       Sharing unsegmented = fk->sharing;
       unsegmented.segments = false;
+      unsegmented.global = false;
       RematPlan alone = planRemat(g, info, fk->keep, unsegmented);
       add(name + " unsegmented", fk->keep, unsegmented, alone,
           simulateArena(g, alone, kAlignment));
@@ -1127,17 +1147,35 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
 
   // 2. The bound's own kept set (it assumes perfect sharing; segments and
   // shared chains come closest), the budget tightened when the chains'
-  // transients put it over.
+  // transients or the packer put it over: by the excess, and when that
+  // leaves no kept set (the MILP infeasible) halfway back, bisecting
+  // between the tightest infeasible budget and the loosest over one.
   llvm::BitVector coverKeep = cover->keep;
   int64_t target = arenaBudget;
+  int64_t infeasibleAt = INT64_MIN;
+  // The cheapest plan tried whose simulated arena (the live bytes the
+  // covering MILP counts) fits, whether or not the packer then placed it
+  // within the budget: the gap the bounds leave in the simulation's model.
+  double simFitCost = std::numeric_limits<double>::infinity();
+  int solves = 0;
   for (int round = 0; round < 4 && !coverKeep.empty(); ++round) {
     int64_t over = INT64_MAX;
     bool fits = false;
+    std::optional<std::pair<int64_t, int64_t>> measured; // flops, sim arena
     for (Sharing sharing : {Sharing{/*chains=*/false, /*segments=*/true},
-                            Sharing{/*chains=*/true, /*segments=*/true}}) {
+                            Sharing{/*chains=*/true, /*segments=*/true},
+                            Sharing{/*chains=*/false, /*segments=*/false}}) {
       RematPlan plan = planRemat(g, info, coverKeep, sharing);
       if (!beats(plan))
         continue;
+      // The same plan as with the previous sharing: measured already.
+      std::pair<int64_t, int64_t> key{plan.flops,
+                                      simulateArena(g, plan, kAlignment)};
+      if (measured == key)
+        continue;
+      measured = key;
+      if (key.second <= arenaBudget)
+        simFitCost = std::min(simFitCost, plan.cost);
       FailureOr<Measurement> m = measure(plan, false);
       if (failed(m))
         continue;
@@ -1145,19 +1183,60 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
       fits |= m->arena <= arenaBudget;
       offer(std::string("lower bound's kept set") +
                 (sharing.chains ? " shared" : "") +
+                (sharing.segments ? "" : " unsegmented") +
                 (round ? " tightened " + std::to_string(round) : ""),
             coverKeep, plan, *m);
     }
-    if (fits || over == INT64_MAX || remaining() < 1.0)
+    if (fits || over == INT64_MAX)
       break;
-    target -= over + kAlignment;
-    remat::CoverBound tighter = solveCoverBound(info, g, target, remaining());
-    if (!tighter.error.empty() || tighter.infeasible)
+    int64_t overAt = target;
+    int64_t next = target - over - kAlignment;
+    bool solved = false;
+    while (solves < 8 && remaining() >= 1.0) {
+      if (next <= infeasibleAt)
+        next = infeasibleAt + (overAt - infeasibleAt) / 2;
+      if (overAt - next <= kAlignment)
+        break;
+      ++solves;
+      remat::CoverBound tighter = solveCoverBound(info, g, next, remaining());
+      if (!tighter.error.empty())
+        break;
+      if (tighter.infeasible) {
+        infeasibleAt = next;
+        continue;
+      }
+      coverKeep = tighter.keep;
+      target = next;
+      solved = true;
       break;
-    coverKeep = tighter.keep;
+    }
+    if (!solved)
+      break;
   }
 
-  double bound = cover->bound;
+  // The peak bound (what every plan must hold live at one point of the
+  // backward pass): the tighter of the two.
+  bool flopsCost = cost == "flops";
+  remat::PeakBound peak =
+      solvePeakBound(info, g, arenaBudget, flopsCost,
+                     std::max(1.0, std::min(30.0, remaining() / 2)));
+  if (peak.infeasible) {
+    quiet.reset();
+    return unreachable(run,
+                       planRemat(g, info, llvm::BitVector(n, false),
+                                 Sharing{/*chains=*/false, /*segments=*/false}),
+                       "strategy all unsegmented; no plan fits at op " +
+                           std::to_string(peak.point) +
+                           " of the step (the peak bound: what must be live "
+                           "there exceeds the budget whatever is recomputed "
+                           "after it)");
+  }
+  double peakBound =
+      flopsCost ? peak.bound / tgt->flopsPerSecond
+                : std::max(0.0, peak.bound - 0.5 * static_cast<double>(
+                                                 g.nodes.size())) *
+                      kTimeUnit;
+  double bound = std::max(cover->bound, peakBound);
   auto gap = [&] {
     if (!found || run.chosen.cost <= 0.0)
       return 0.0;
@@ -1194,16 +1273,30 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                 " seconds (the lower bound's kept set, tightened, and "
                 "Checkmate's MILP, measured, stay over it); raise it or "
                 "use strategy=auto");
+  // The plan chosen fits, measured.
+  simFitCost = std::min(simFitCost, run.chosen.cost);
   // The bound in the unit the user reads: FLOPs with cost=flops.
   double unit = cost == "flops" ? tgt->flopsPerSecond : 1.0;
   milpSummary =
       llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_unit={3} "
                     "bound_status={4} bound_vars={5} bound_rows={6} "
-                    "bound_ms={7:F3}",
+                    "bound_ms={7:F3} bound_source={8} cover_bound={9:e} "
+                    "peak_bound={10:e} peak_point={11} peak_points={12}/{13} "
+                    "peak_ms={14:F3} sim_fit={15:e} sim_gap={16:F3}%",
                     gap() <= 1e-6 ? "proven" : "bounded", gap() * 100.0,
                     bound * unit, cost == "flops" ? "flops" : "seconds",
                     cover->status, cover->vars, cover->rows,
-                    cover->seconds * 1e3)
+                    cover->seconds * 1e3,
+                    peakBound > cover->bound ? "peak" : "cover",
+                    cover->bound * unit, peakBound * unit, peak.point,
+                    peak.evaluated, peak.points, peak.seconds * 1e3,
+                    simFitCost * unit,
+                    // Signed: below 0 when the simulation admits a plan
+                    // cheaper than the bound (it leaves out a constant
+                    // the bound counts).
+                    simFitCost > 0.0
+                        ? (simFitCost - bound) / simFitCost * 100.0
+                        : 0.0)
           .str() +
       milp.summary;
   return success();

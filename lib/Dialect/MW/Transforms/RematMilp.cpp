@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -379,15 +380,15 @@ HullPoint probe(const ClosureKnapsack &p, Int price, Int per) {
   return h;
 }
 
-} // namespace
-
-std::vector<HullPoint> remat::closureHull(const ClosureKnapsack &p) {
-  Int totalCost = 0;
-  for (int64_t c : p.cost)
-    totalCost += c;
-  // Price 0: the empty set (costs are never negative). A price above the
-  // total cost per byte: the most bytes, then the least cost.
-  std::vector<HullPoint> points{probe(p, 0, 1), probe(p, totalCost + 1, 1)};
+/// The lower convex hull of (gain, cost) over a problem's solutions, given
+/// `probe(price, per)`: a solution minimizing per * cost - price * gain (the
+/// least gain among those). Price 0 gives the cheapest, a price above the
+/// total cost per unit of gain the largest gain (costs and gains are
+/// integers, costs never negative).
+template <typename Probe>
+std::vector<HullPoint> lowerHull(Int totalCost, Probe &&probe) {
+  std::vector<HullPoint> points{probe(Int(0), Int(1)),
+                                probe(totalCost + 1, Int(1))};
   if (points[1].gain <= points[0].gain) {
     points.pop_back();
     return points;
@@ -400,7 +401,7 @@ std::vector<HullPoint> remat::closureHull(const ClosureKnapsack &p) {
     work.pop_back();
     Int price = Int(points[b].cost) - points[a].cost;
     Int per = Int(points[b].gain) - points[a].gain;
-    HullPoint h = probe(p, price, per);
+    HullPoint h = probe(price, per);
     Int value = per * h.cost - price * h.gain;
     Int line = per * points[a].cost - price * points[a].gain;
     if (value >= line || h.gain <= points[a].gain || h.gain >= points[b].gain)
@@ -415,6 +416,16 @@ std::vector<HullPoint> remat::closureHull(const ClosureKnapsack &p) {
                      return x.gain < y.gain;
                    });
   return points;
+}
+
+} // namespace
+
+std::vector<HullPoint> remat::closureHull(const ClosureKnapsack &p) {
+  Int totalCost = 0;
+  for (int64_t c : p.cost)
+    totalCost += c;
+  return lowerHull(totalCost,
+                   [&](Int price, Int per) { return probe(p, price, per); });
 }
 
 double remat::hullBound(const std::vector<HullPoint> &hull, int64_t need) {
@@ -612,4 +623,313 @@ llvm::BitVector remat::keptSetOf(const StepGraph &g, const StepStructure &info,
         chosen[g.vals[v].def])
       keep.reset(i);
   return keep;
+}
+
+//===----------------------------------------------------------------------===//
+// The peak bound
+//===----------------------------------------------------------------------===//
+
+double remat::livePointBound(const LivePointProblem &p) {
+  int n = p.cost.size(), m = p.bytes.size();
+  std::vector<char> demanded(m, 0);
+  int64_t demandBytes = 0;
+  for (int w : p.demand)
+    if (!demanded[w]) {
+      demanded[w] = 1;
+      demandBytes += p.bytes[w];
+    }
+  int64_t need = demandBytes - p.capacity;
+  if (need <= 0)
+    return 0.0;
+  Int totalCost = 0;
+  for (int64_t c : p.cost)
+    totalCost += c;
+  // Nodes: source, sink, one per op (source side: cloned after t), one per
+  // value (source side: needed after t). A needed value not made by R is
+  // live at t: the cut edge value -> its op.
+  auto probeAt = [&](Int price, Int per) {
+    int s = 0, t = 1;
+    MaxFlow flow(2 + n + m);
+    auto opNode = [&](int i) { return 2 + i; };
+    auto valNode = [&](int v) { return 2 + n + v; };
+    for (int i = 0; i < n; ++i) {
+      if (p.cost[i] > 0)
+        flow.addEdge(opNode(i), t, per * p.cost[i]);
+      for (int u : p.reads[i])
+        flow.addEdge(opNode(i), valNode(u), MaxFlow::kInf);
+    }
+    for (int v = 0; v < m; ++v) {
+      if (demanded[v])
+        flow.addEdge(s, valNode(v), MaxFlow::kInf);
+      if (p.bytes[v] > 0)
+        flow.addEdge(valNode(v), p.def[v] < 0 ? t : opNode(p.def[v]),
+                     price * p.bytes[v]);
+    }
+    flow.run(s, t);
+    std::vector<char> side = flow.sourceSide(s);
+    HullPoint h;
+    h.chosen.assign(n, 0);
+    for (int i = 0; i < n; ++i)
+      if (side[opNode(i)]) {
+        h.chosen[i] = 1;
+        h.cost += p.cost[i];
+      }
+    int64_t live = 0;
+    for (int v = 0; v < m; ++v)
+      if (side[valNode(v)] && (p.def[v] < 0 || !h.chosen[p.def[v]]))
+        live += p.bytes[v];
+    h.gain = demandBytes - live;
+    return h;
+  };
+  return hullBound(lowerHull(totalCost, probeAt), need);
+}
+
+PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
+                                int64_t arenaBudget, bool flopsCost,
+                                double timeLimit) {
+  auto start = std::chrono::steady_clock::now();
+  PeakBound out;
+  auto finish = [&]() {
+    out.seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    return out;
+  };
+  SavedUses uses(g, info);
+  int numNodes = g.nodes.size(), numVals = g.vals.size();
+  auto aligned = [](int64_t b) {
+    return (b + kAlignment - 1) / kAlignment * kAlignment;
+  };
+  // Buffers: a view (reshape) is its operand's buffer, an optimizer update
+  // writes its operand's; a value stands for its root's buffer.
+  std::vector<int> root(numVals);
+  std::iota(root.begin(), root.end(), 0);
+  std::vector<int> lastUse(numVals, -1);
+  std::vector<char> returned(numVals, 0);
+  for (int j = 0; j < numNodes; ++j) {
+    const StepGraph::Node &node = g.nodes[j];
+    for (int v : node.operands) {
+      lastUse[v] = std::max(lastUse[v], j);
+      if (node.terminator)
+        returned[v] = 1;
+    }
+    for (auto [ri, r] : llvm::enumerate(node.results)) {
+      if (node.view && node.numDirect > 0)
+        root[r] = root[node.operands[0]];
+      else if (node.tied[ri] >= 0)
+        root[r] = root[node.operands[node.tied[ri]]];
+    }
+  }
+  auto isForwardValue = [&](int v) {
+    int def = g.vals[v].def;
+    return def >= 0 && g.nodes[def].forward;
+  };
+  // Forward buffers any plan has for free: arguments, constants, and those
+  // the step returns or must keep (outside the arena, or always kept).
+  std::vector<char> freeRoot(numVals, 0), outside(numVals, 0);
+  for (int v = 0; v < numVals; ++v) {
+    if (g.vals[v].def < 0)
+      freeRoot[root[v]] = 1;
+    if (returned[v] || uses.forcedValue[v])
+      freeRoot[root[v]] = outside[root[v]] = 1;
+  }
+  // What every plan holds at t: buffers of values made outside the forward
+  // pass (clones read forward values only, so their life is the step's),
+  // not aliasing a forward value, an argument or a returned value, live
+  // across t (made before t, used after it).
+  // An elementwise op may take a dying operand's buffer, and a buffer
+  // holding a returned value is outside the arena from its start: every
+  // value that may share a buffer with a returned one (views, updates, and
+  // every same-typed backward operand dying where a result may take it,
+  // whether or not the plan's op takes that one) is left out.
+  std::vector<int> group(numVals);
+  std::iota(group.begin(), group.end(), 0);
+  std::function<int(int)> find = [&](int x) {
+    while (group[x] != x)
+      x = group[x] = group[group[x]];
+    return x;
+  };
+  for (int v = 0; v < numVals; ++v)
+    group[find(v)] = find(root[v]);
+  for (int j = 0; j < numNodes; ++j) {
+    const StepGraph::Node &node = g.nodes[j];
+    if (node.forward)
+      continue;
+    for (auto [ri, r] : llvm::enumerate(node.results)) {
+      if (!node.inPlace[ri])
+        continue;
+      for (unsigned k = 0; k < node.numDirect; ++k) {
+        int u = node.operands[k];
+        if (lastUse[u] == j && g.vals[u].type == g.vals[r].type)
+          group[find(u)] = find(r);
+      }
+    }
+  }
+  std::vector<char> groupOutside(numVals, 0);
+  for (int v = 0; v < numVals; ++v)
+    if (outside[root[v]] || g.vals[v].def < 0)
+      groupOutside[find(v)] = 1;
+  std::vector<int> classEnd(numVals, -1);
+  for (int v = 0; v < numVals; ++v)
+    classEnd[root[v]] = std::max(classEnd[root[v]], lastUse[v]);
+  std::vector<int64_t> across(numNodes + 1, 0);
+  for (int v = 0; v < numVals; ++v) {
+    int def = g.vals[v].def;
+    if (root[v] != v || def < 0 || g.nodes[def].forward || outside[v] ||
+        groupOutside[find(v)] || g.nodes[def].constant)
+      continue;
+    int end = classEnd[v];
+    int64_t b = aligned(g.vals[v].bytes);
+    // Live at every op after its own up to its last read (an operand is
+    // live at the op that reads it), and at its own op unless it may take
+    // a dying operand's buffer there.
+    const StepGraph::Node &node = g.nodes[def];
+    unsigned ri = llvm::find(node.results, v) - node.results.begin();
+    bool own = !node.inPlace[ri];
+    if (end < def + (own ? 0 : 1))
+      continue;
+    across[def + (own ? 0 : 1)] += b;
+    across[end + 1] -= b;
+  }
+  for (int j = 1; j <= numNodes; ++j)
+    across[j] += across[j - 1];
+
+  // The forward ops a plan may clone and the buffers they need.
+  LivePointProblem base;
+  std::vector<int> item(numNodes, -1), valIndex(numVals, -1);
+  for (int j = 0; j < numNodes; ++j) {
+    const StepGraph::Node &node = g.nodes[j];
+    if (!node.forward || node.constant || node.view)
+      continue;
+    item[j] = base.cost.size();
+    base.cost.push_back(flopsCost ? node.flops
+                                  : static_cast<int64_t>(std::llround(
+                                        node.seconds / kTimeUnit)));
+  }
+  // A constant is never cloned (clones read the step's own) and
+  // --mw-form-kernels gives it an arena buffer from the top of the step to
+  // its last read: a value no op of R remakes (def -1).
+  auto valueOf = [&](int v) {
+    int r = root[v];
+    if (freeRoot[r] || !isForwardValue(r))
+      return -1;
+    bool constant = g.nodes[g.vals[r].def].constant;
+    if (!constant && item[g.vals[r].def] < 0)
+      return -1;
+    if (valIndex[r] < 0) {
+      valIndex[r] = base.bytes.size();
+      base.bytes.push_back(aligned(g.vals[r].bytes));
+      base.def.push_back(constant ? -1 : item[g.vals[r].def]);
+    }
+    return valIndex[r];
+  };
+  base.reads.resize(base.cost.size());
+  for (int j = 0; j < numNodes; ++j) {
+    if (item[j] < 0)
+      continue;
+    const StepGraph::Node &node = g.nodes[j];
+    std::vector<int> &reads = base.reads[item[j]];
+    for (unsigned k = 0; k < node.numDirect; ++k) {
+      int u = valueOf(node.operands[k]);
+      if (u >= 0 && llvm::find(reads, u) == reads.end())
+        reads.push_back(u);
+    }
+  }
+  // The last backward read of each forward buffer: it is demanded at every
+  // t before that.
+  std::vector<int> lastRead;
+  for (int j = 0; j < numNodes; ++j) {
+    if (!g.isBackward(j))
+      continue;
+    for (int v : g.nodes[j].operands)
+      if (isForwardValue(v)) {
+        int u = valueOf(v);
+        if (u < 0)
+          continue;
+        if (lastRead.size() < base.bytes.size())
+          lastRead.resize(base.bytes.size(), -1);
+        lastRead[u] = std::max(lastRead[u], j);
+      }
+  }
+  lastRead.resize(base.bytes.size(), -1);
+
+  // Time points: runs of backward ops with the same demands (they shrink
+  // at each last read), each at its largest unavoidable bytes.
+  std::vector<int> cuts(lastRead.begin(), lastRead.end());
+  llvm::sort(cuts);
+  struct Point {
+    int t;
+    int64_t excess;
+  };
+  std::vector<Point> points;
+  {
+    int best = -1;
+    auto close = [&]() {
+      if (best < 0)
+        return;
+      int64_t demand = 0;
+      for (int u = 0, e = lastRead.size(); u < e; ++u)
+        if (lastRead[u] >= best)
+          demand += base.bytes[u];
+      points.push_back({best, demand + across[best] - arenaBudget});
+      best = -1;
+    };
+    size_t c = 0;
+    for (int j = 0; j < numNodes; ++j) {
+      // A value last read before j is no longer demanded at j: a new run.
+      bool boundary = false;
+      while (c < cuts.size() && cuts[c] < j) {
+        boundary = true;
+        ++c;
+      }
+      if (boundary)
+        close();
+      if (!g.isBackward(j))
+        continue;
+      if (best < 0 || across[j] > across[best])
+        best = j;
+    }
+    close();
+  }
+  out.points = points.size();
+  for (const Point &pt : points)
+    if (across[pt.t] > arenaBudget) {
+      out.infeasible = true;
+      out.point = pt.t;
+      return finish();
+    }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Point &a, const Point &b) {
+                     return a.excess > b.excess;
+                   });
+  for (const Point &pt : points) {
+    if (pt.excess <= 0)
+      break;
+    if (out.evaluated > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      start)
+                .count() > timeLimit)
+      break;
+    LivePointProblem p;
+    p.cost = base.cost;
+    p.reads = base.reads;
+    p.def = base.def;
+    p.bytes = base.bytes;
+    for (int u = 0, e = lastRead.size(); u < e; ++u)
+      if (lastRead[u] >= pt.t)
+        p.demand.push_back(u);
+    p.capacity = arenaBudget - across[pt.t];
+    double b = livePointBound(p);
+    ++out.evaluated;
+    if (std::isinf(b)) {
+      out.infeasible = true;
+      out.point = pt.t;
+      return finish();
+    }
+    if (b > out.bound) {
+      out.bound = b;
+      out.point = pt.t;
+    }
+  }
+  return finish();
 }

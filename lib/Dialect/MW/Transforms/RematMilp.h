@@ -168,6 +168,58 @@ ClosureKnapsack savedBytesProblem(const StepGraph &g,
 llvm::BitVector keptSetOf(const StepGraph &g, const StepStructure &info,
                           const std::vector<char> &chosen);
 
+//===----------------------------------------------------------------------===//
+// The peak bound (budget): what a plan must hold live at one time point
+//===----------------------------------------------------------------------===//
+
+/// The memory any plan needs at one time point t of the backward pass, as a
+/// problem on the forward ops alone. Every backward use after t of a forward
+/// value reads a copy of it that was either born by t (the original, or a
+/// clone inserted before an op up to t), and so is live at t, or made by a
+/// clone after t; a clone after t reads copies that are, in turn, live at t
+/// or made after t. So a plan defines R, the forward ops it clones after t,
+/// and Z, the values its uses after t need (the demands, and the operands
+/// of R); the values of Z that R does not make are live at t. Plain
+/// integers: ops cost `cost` (FLOPs or femtoseconds), values take `bytes`.
+struct LivePointProblem {
+  std::vector<int64_t> cost;            ///< per op
+  std::vector<std::vector<int>> reads;  ///< per op: the values it needs
+  /// Per value: the op making it; -1 for a buffer no clone remakes (a
+  /// constant: the clones read the step's own, live wherever it is read).
+  std::vector<int> def;
+  std::vector<int64_t> bytes;           ///< per value
+  std::vector<int> demand;              ///< values read after t
+  /// The arena bytes left at t for forward values: the budget minus what
+  /// is live at t whatever the plan does (backward values live across t).
+  int64_t capacity = 0;
+};
+
+/// The cheapest (R, Z) whose live bytes at t (values of Z not made by R)
+/// fit `capacity` costs at least the result: the Lagrangian dual, max over
+/// a price per live byte of one minimum cut (Eisner and Severance's search,
+/// as closureHull). Infinity when even recomputing everything after t
+/// leaves more than `capacity` live (then no plan fits).
+double livePointBound(const LivePointProblem &p);
+
+/// strategy=optimal's peak bound: the largest livePointBound over the time
+/// points of the backward pass (one per run of ops with the same demands,
+/// at its largest unavoidable live bytes, the points with the largest
+/// excess first, until `timeLimit`). Every plan --mw-remat can emit that
+/// fits `arenaBudget` (any kept set, clone placement and sharing) pays at
+/// least `bound` (in FLOPs, or femtoseconds with the time cost: lower it by
+/// half a unit per op for the rounding). `infeasible`: no plan fits.
+struct PeakBound {
+  double bound = 0.0;
+  bool infeasible = false;
+  /// The node index of the time point giving the bound; -1 for none.
+  int point = -1;
+  size_t points = 0, evaluated = 0;
+  double seconds = 0.0;
+};
+PeakBound solvePeakBound(const StepStructure &info, const StepGraph &g,
+                         int64_t arenaBudget, bool flopsCost,
+                         double timeLimit);
+
 } // namespace mlir::mw::remat
 
 #endif // MEMWALL_LIB_DIALECT_MW_TRANSFORMS_REMATMILP_H

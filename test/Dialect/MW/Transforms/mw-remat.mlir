@@ -13,10 +13,19 @@
 // NONE-NOT: mw.recompute
 
 // strategy=all keeps only the arguments: the whole forward chain of the
-// logits is recomputed right before the first backward op that uses them.
+// logits is recomputed right before the first backward op that uses them,
+// and every forward op is recomputed at most once (56 clones, one forward:
+// the recompute of saved-budget=0's optimum, 15.8 MFLOP of a 49.1 MFLOP
+// step; 100 clones and 25.2 MFLOP when each block was recomputed again
+// from its recomputed input).
 // RUN: mw-opt %t.mlir --mw-remat=strategy=all -o %t.all.mlir
 // RUN: FileCheck %s --check-prefix=ALL < %t.all.mlir
+// RUN: grep -c mw.recompute %t.all.mlir | FileCheck %s --check-prefix=ALL-CLONES
+// RUN: mw-opt %t.mlir --mw-remat="strategy=optimal saved-budget=0 cost=flops" | FileCheck %s --check-prefix=ALL-SAVED0
+// ALL-CLONES: {{^}}56{{$}}
+// ALL-SAVED0: mw.remat.recompute_flops = 15783168
 // ALL-LABEL: func.func @train_step
+// ALL-SAME: mw.remat.recompute_flops = 15783168
 // ALL-SAME: mw.remat.saved_activation_bytes = 0
 // ALL-SAME: mw.remat.strategy = "all"
 // ALL: %[[LOSS:.*]] = mw.cross_entropy %
@@ -37,11 +46,11 @@
 // REPORT-ALL: saved activations       0
 
 // The planned arena (real pipeline, verified) is smaller after remat:
-// none 774912 B, all 694272 B, every-k k=1 694272 B, sqrt 694272 B. all
-// recomputes the forward once for the loss and each block once more from
-// its recomputed input, which stays alive until that block's backward: the
-// residual stream costs what every-k k=1 keeps (595712 B when every use
-// recomputed its chain from the arguments, at 5.3x the recompute FLOPs).
+// none 774912 B, every-k k=1 694272 B, sqrt 694272 B. all's is the save-all
+// arena, 774912 B: its one recomputed forward stays alive to its last
+// backward uses (the same kept set with segments, auto's "all segments",
+// is every-k k=1's 694272 B at 1.6x the recompute; 595712 B when every use
+// recomputed its chain from the arguments, at 8.5x).
 // selective recomputes Megatron's core attention (scores, mask, softmax), so
 // it needs unfused attention: 806144 B without remat, 740608 B with it. With
 // the fused mw.attention there is nothing for it to drop.
@@ -56,7 +65,7 @@
 // ARENA-NONE-LABEL: func.func @train_step
 // ARENA-NONE-SAME: mw.arena_size = 774912
 // ARENA-ALL-LABEL: func.func @train_step
-// ARENA-ALL-SAME: mw.arena_size = 694272
+// ARENA-ALL-SAME: mw.arena_size = 774912
 // ARENA-K1-LABEL: func.func @train_step
 // ARENA-K1-SAME: mw.arena_size = 694272
 // ARENA-UNFUSED-LABEL: func.func @train_step
@@ -103,8 +112,10 @@
 // saved-budget bounds the saved activations instead of the peak, as
 // PyTorch's activation_memory_budget does: 30% of gpt2-tiny's 660224 saved
 // bytes. auto's candidates reach down to keeping none: saved-budget=0 with
-// a peak budget too takes the plan of all that recomputes every chain from
-// the arguments (all's own plan, which shares, peaks at 2117140 B).
+// a peak budget too takes the plan of all's kept set that recomputes every
+// chain from the arguments ("all unsegmented"; "all segments" peaks at
+// 2117140 B, all's own plan, one forward shared by every use, at the
+// save-all peak).
 // At 30% auto takes the exact saved-bytes optimum (strategy=optimal's, see
 // mw-remat-saved-optimal.mlir): 2.645e-07 s of recompute keeping 197632 B,
 // where its best other candidate ("path 0.17 shared kept to ...") needed

@@ -673,8 +673,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     ```
 
     Strategies: `none` (keep every saved activation), `all` (keep only the
-    function's arguments; the forward is recomputed once for the loss and
-    each block's once more before its backward), `every-k` (keep the outputs of every `k`-th
+    function's arguments; every forward op the backward needs is recomputed
+    once, its copy shared by all its backward uses: one forward), `every-k` (keep the outputs of every `k`-th
     transformer block, blocks named by `mw.layer = "h.N..."` attributes or,
     without them, `loc("h.N...")`-style locations),
     `sqrt` (Chen et al. 2016: every ceil(sqrt(n))-th of the n articulation

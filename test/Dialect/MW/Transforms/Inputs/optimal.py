@@ -6,7 +6,9 @@ cost=flops:
   - the bound is a lower bound on every plan that fits: at each fixed
     strategy's own peak as the budget, the bound is at most that strategy's
     recompute FLOPs, and at most auto's;
-  - optimality=proven exactly where the gap is 0.
+  - optimality=proven exactly where the gap is 0;
+  - the bound is the larger of the covering MILP's and the peak bound's
+    (cover_bound, peak_bound), and each is a lower bound on its own.
 Usage: optimal.py MW_OPT STEP.mlir PERCENT...
 Prints one line per check and 'OK' at the end; exits 1 on the first failure."""
 import re
@@ -35,8 +37,13 @@ def optimal(mw_opt, step, budget, others):
     o = run(mw_opt, step, "strategy=optimal budget=%s time-limit=60" % budget)
     flops, bound = int(o["recompute_flops"]), float(o["bound"])
     gap = float(o["gap"].rstrip("%"))
-    print("optimal %s: %d FLOPs, bound %.6e, gap %.2f%%, %s" %
-          (budget, flops, bound, gap, o["optimality"]))
+    cover, peak = float(o["cover_bound"]), float(o["peak_bound"])
+    print("optimal %s: %d FLOPs, bound %.6e (%s; cover %.6e, peak %.6e), gap %.2f%%, %s" %
+          (budget, flops, bound, o["bound_source"], cover, peak, gap, o["optimality"]))
+    if abs(bound - max(cover, peak)) > 1e-5 * bound + 1:
+        fail("optimal %s: bound %g is not the larger of %g and %g" % (budget, bound, cover, peak))
+    if o["bound_source"] != ("peak" if peak > cover else "cover"):
+        fail("optimal %s: bound_source=%s with cover %g, peak %g" % (budget, o["bound_source"], cover, peak))
     if int(o["peak"]) > int(o["budget"]):
         fail("optimal %s: peak over budget" % budget)
     if bound > flops * (1 + 1e-6) + 1:
@@ -56,7 +63,8 @@ def main():
     for pct in percents:
         a = run(mw_opt, step, "budget=%s%%" % pct)
         optimal(mw_opt, step, "%s%%" % pct, [("auto", int(a["recompute_flops"]))])
-    for fixed in ("strategy=every-k k=1", "strategy=sqrt", "strategy=selective"):
+    for fixed in ("strategy=every-k k=1", "strategy=sqrt", "strategy=selective",
+                  "strategy=all"):
         f = run(mw_opt, step, fixed)
         a = run(mw_opt, step, "budget=%s" % f["peak"])
         optimal(mw_opt, step, f["peak"],
