@@ -946,9 +946,11 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   pm.addPass(createMwRemat(options));
   if (failed(pm.run(*copy))) {
     // An unreachable budget's error states the smallest peak found, or
-    // the persistent state that no rematerialization reduces.
+    // the persistent state that no rematerialization reduces (measured, or
+    // before measuring, its arguments alone).
     llvm::Regex lowest("the smallest planned peak found is ([0-9]+) B");
-    llvm::Regex persistent("below the persistent state of @[^,]*, ([0-9]+) B");
+    llvm::Regex persistent("below the persistent state of @[^,:]*"
+                           "(, |: its arguments alone are )([0-9]+) B");
     SmallVector<StringRef> match;
     if (lowest.match(errors.first, &match))
       s.note = "no budget fits: the lowest peak --mw-remat finds is ";
@@ -957,7 +959,7 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
                "optimizer state, inputs, outputs) is ";
     else
       return unavailable("remat", "--mw-remat failed: " + errors.first);
-    match[1].getAsInteger(10, s.peakBytes);
+    match.back().getAsInteger(10, s.peakBytes);
     s.note += formatBothBytes(s.peakBytes);
     s.requiredBytes = s.peakBytes + v.overhead.total();
     s.fits = false;

@@ -283,6 +283,19 @@ struct Candidate {
   }
 };
 
+/// Whether two plans make the same clones and replacements: the same
+/// rewritten program, so the same measurement.
+bool samePlan(const RematPlan &a, const RematPlan &b) {
+  if (a.numValues != b.numValues || a.clones.size() != b.clones.size() ||
+      a.replace != b.replace)
+    return false;
+  for (auto [x, y] : llvm::zip_equal(a.clones, b.clones))
+    if (x.node != y.node || x.before != y.before ||
+        x.firstResult != y.firstResult || x.operands != y.operands)
+      return false;
+  return true;
+}
+
 /// Cheaper first: the recompute cost minimized (time, or FLOPs with
 /// cost=flops), then FLOPs, then time, then the smaller arena, then the
 /// earlier candidate (the order is fixed, so the choice is deterministic).
@@ -513,6 +526,10 @@ private:
   /// reached `how`) and what is live there; failure.
   LogicalResult unreachable(RematRun &run, const RematPlan &lowest,
                             StringRef how);
+  /// The same with `lowest` already measured (with what is live at its
+  /// peak).
+  LogicalResult unreachable(RematRun &run, const Measurement &low,
+                            StringRef how);
   /// The seconds spent since the solve started, measuring excluded.
   double solveTime(const RematRun &run) const;
 
@@ -647,15 +664,20 @@ LogicalResult MwRematPass::unreachable(RematRun &run, const RematPlan &lowest,
   FailureOr<Measurement> low = measure(lowest, true);
   if (failed(low))
     return failure();
+  return unreachable(run, *low, how);
+}
+
+LogicalResult MwRematPass::unreachable(RematRun &run, const Measurement &low,
+                                       StringRef how) {
   InFlightDiagnostic diag =
       mlir::emitError(run.info.func->getLoc())
       << "mw-remat: budget " << formatBytes(run.budgetBytes)
       << run.budgetSource << " is unreachable for @" << function
-      << ": the smallest planned peak found is " << formatBytes(low->peak())
-      << " (arena " << formatBytes(low->arena) << " + persistent "
-      << formatBytes(low->persistent) << ", " << how << "); save-all peak "
+      << ": the smallest planned peak found is " << formatBytes(low.peak())
+      << " (arena " << formatBytes(low.arena) << " + persistent "
+      << formatBytes(low.persistent) << ", " << how << "); save-all peak "
       << formatBytes(run.saveAll.peak());
-  for (const LiveAtPeak &l : low->live)
+  for (const LiveAtPeak &l : low.live)
     diag.attachNote(l.loc) << "live at the peak: '" << l.name << "', "
                            << formatBytes(l.bytes);
   return failure();
@@ -1026,6 +1048,23 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
            << formatBytes(least)
            << " (values the backward pass reads that cannot be recomputed)";
   }
+  // The measurements made below, by candidate, each with what is live at
+  // its peak: an unreachable budget reports the lowest of them without
+  // measuring it again (on GPT-3's width one measurement takes minutes).
+  llvm::DenseMap<const Candidate *, Measurement> measured;
+  // Candidates whose plans coincide (a path step with shared chains, with
+  // shared segments and with both often makes the same clones) are measured
+  // once.
+  std::vector<std::pair<RematPlan, Measurement>> measuredPlans;
+  auto measureOnce = [&](const RematPlan &plan) -> FailureOr<Measurement> {
+    for (const auto &[p, m] : measuredPlans)
+      if (samePlan(p, plan))
+        return m;
+    FailureOr<Measurement> m = measure(plan, true);
+    if (succeeded(m))
+      measuredPlans.push_back({plan, *m});
+    return m;
+  };
   while (true) {
     Candidate *best = nullptr;
     for (Candidate &c : cands)
@@ -1050,32 +1089,37 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
         if (!c->arena) {
           FailureOr<Measurement> m =
-              measure(planRemat(g, info, c->keep, c->sharing), false);
+              measureOnce(planRemat(g, info, c->keep, c->sharing));
           if (failed(m))
             return failure();
           c->arena = m->arena;
+          measured[c] = std::move(*m);
         }
         if (!lowest || *c->arena < *lowest->arena)
           lowest = c;
       }
-      return unreachable(run,
-                         planRemat(g, info, lowest->keep, lowest->sharing),
-                         "strategy " + lowest->name +
-                             (run.savedBudgetBytes >= 0
-                                  ? " within saved-budget"
-                                  : ""));
+      std::string how = "strategy " + lowest->name +
+                        (run.savedBudgetBytes >= 0 ? " within saved-budget"
+                                                   : "");
+      auto low = measured.find(lowest);
+      if (low != measured.end())
+        return unreachable(run, low->second, how);
+      return unreachable(
+          run, planRemat(g, info, lowest->keep, lowest->sharing), how);
     }
     RematPlan plan = planRemat(g, info, best->keep, best->sharing);
     if (best->arena) {
       run.result = run.saveAll; // only `none` starts measured
     } else {
-      FailureOr<Measurement> m = measure(plan, false);
+      FailureOr<Measurement> m = measureOnce(plan);
       if (failed(m))
         return failure();
       best->arena = m->arena;
       run.result = *m;
-      if (m->arena > arenaBudget)
+      if (m->arena > arenaBudget) {
+        measured[best] = std::move(*m);
         continue;
+      }
     }
     run.chosen = std::move(plan);
     run.keep = best->keep;
@@ -1447,6 +1491,28 @@ void MwRematPass::runOnOperation() {
   milpSummary.clear();
   run.solveStart = std::chrono::steady_clock::now();
 
+  if (parsedBudget && parsedBudget->isDevice)
+    run.budgetSource =
+        " (budget=auto: the memory of target " + target + ")";
+  // The arguments are persistent whatever the plan: a byte budget below
+  // them is answered before measuring anything (measuring a step of a few
+  // hundred layers costs minutes).
+  if (parsedBudget && !parsedBudget->isPercent) {
+    int64_t argBytes = 0;
+    for (BlockArgument arg : func.getArguments())
+      argBytes += mw::detail::tensorBytes(arg.getType());
+    if (parsedBudget->bytes < argBytes) {
+      mlir::emitError(func.getLoc())
+          << "mw-remat: budget " << formatBytes(parsedBudget->bytes)
+          << run.budgetSource << " is below the persistent state of @"
+          << func.getSymName() << ": its arguments alone are "
+          << formatBytes(argBytes)
+          << " (parameters, optimizer state, inputs), which no "
+             "rematerialization can reduce";
+      return signalPassFailure();
+    }
+  }
+
   // The save-all program, measured: the reference for percentages and the
   // persistent bytes every candidate shares.
   run.saveAllPlan = planRemat(g, info, llvm::BitVector(run.n, true), Sharing());
@@ -1454,9 +1520,6 @@ void MwRematPass::runOnOperation() {
   if (failed(saveAll))
     return signalPassFailure();
   run.saveAll = *saveAll;
-  if (parsedBudget && parsedBudget->isDevice)
-    run.budgetSource =
-        " (budget=auto: the memory of target " + target + ")";
   if (parsedBudget) {
     run.budgetBytes = parsedBudget->isPercent
                           ? static_cast<int64_t>(std::floor(
