@@ -1,7 +1,10 @@
 //===- executor_cpu.cpp - The CPU backend ---------------------------------===//
 //
 // Host memory from posix_memalign (zeroed, so a plan that read memory before
-// writing it would still be deterministic), kernels through runCpuKernel.
+// writing it would still be deterministic), kernels through runCpuKernel
+// with the backend's worker pool (cpu/thread_pool.h: SessionOptions::threads
+// threads, the caller's included), which the kernels split their
+// independent rows, elements, tiles and matmul blocks across.
 // Copies recurse over dimensions instead of walking an index vector, so a
 // step's result copies allocate nothing. The copy engine of offloaded
 // weights is a copy thread with a queue of fixed capacity (one entry per
@@ -12,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/fused.h"
+#include "cpu/thread_pool.h"
 #include "executor.h"
 #include "status.h"
 
@@ -44,8 +48,11 @@ void copyDims(size_t d, const TensorRef &dstT, const TensorRef &srcT,
 
 class CpuBackend final : public Backend {
 public:
-  explicit CpuBackend(const SessionOptions &options) {
+  explicit CpuBackend(const SessionOptions &options)
+      : pool(options.threads > 0 ? options.threads
+                                 : cpu::ThreadPool::defaultThreads()) {
     kernelOptions.referenceMatmul = options.referenceMatmul;
+    kernelOptions.pool = &pool;
   }
   ~CpuBackend() override {
     if (!copier.joinable())
@@ -141,7 +148,7 @@ public:
   }
 
   uint64_t fusedScratchBytes(const FusedProgramDesc &program) const override {
-    return cpu::fusedScratchBytes(program);
+    return cpu::fusedScratchBytes(program, pool.size());
   }
 
 private:
@@ -176,6 +183,8 @@ private:
     size_t bytes = 0;
   };
 
+  /// The kernels' workers, started once with the backend.
+  cpu::ThreadPool pool;
   CpuKernelOptions kernelOptions;
   mutable std::mutex mutex;
   std::condition_variable queued, completed;

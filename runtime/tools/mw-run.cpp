@@ -41,7 +41,7 @@ const char *kUsage =
     "              [--inputs I.safetensors] [--seed N] [--steps N]\n"
     "              [--save-weights OUT.safetensors|DIR] [--report json]\n"
     "              [--save-outputs OUT.safetensors]\n"
-    "              [--reference-matmul] [--comm auto|mpi|none]\n"
+    "              [--reference-matmul] [--threads N] [--comm auto|mpi|none]\n"
     "              [--comm-timeout SECONDS]\n"
     "       mw-run --consolidate DIR -o FULL.safetensors\n"
     "       mw-run DECODE.mwplan --generate --prefill PREFILL.mwplan ...\n"
@@ -68,6 +68,9 @@ const char *kUsage =
     "  --report json          print one JSON object instead of text\n"
     "  --reference-matmul     matmul and attention with the evaluator's loops\n"
     "                         (bit-exact with mw-eval)\n"
+    "  --threads N            CPU kernel threads, the main one included\n"
+    "                         (default: MW_NUM_THREADS, else every core);\n"
+    "                         results are bit-identical for any N\n"
     "\n"
     "Offloaded weights (a plan from --mw-offload, docs/offload.md): host\n"
     "  weights load from --weights like others; file weights are read by\n"
@@ -96,6 +99,7 @@ struct Options {
   std::string consolidate, output;
   uint64_t seed = 0;
   uint64_t steps = 1;
+  uint64_t threads = 0; ///< 0: SessionOptions' default
   double commTimeout = 300;
   bool json = false;
   bool referenceMatmul = false;
@@ -191,7 +195,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       argc, argv, kUsage, {"--reference-matmul"},
       {"--device", "--weights", "--inputs", "--seed", "--steps",
        "--save-weights", "--report", "--comm", "--comm-timeout",
-       "--consolidate", "-o", "--save-outputs"},
+       "--consolidate", "-o", "--save-outputs", "--threads"},
       "", usageError, o.plan,
       [&](const std::string &flag, const std::string &value) {
         if (flag == "--reference-matmul") {
@@ -216,6 +220,10 @@ int parseArgs(int argc, char **argv, Options &o) {
         } else if (flag == "--steps") {
           if (!parseUnsigned(value, 1000000000, o.steps))
             return usageError("--steps expects an integer in [0, 10^9], got '" +
+                              value + "'");
+        } else if (flag == "--threads") {
+          if (!parseUnsigned(value, 1024, o.threads) || o.threads == 0)
+            return usageError("--threads expects an integer in [1, 1024], got '" +
                               value + "'");
         } else if (flag == "--report") {
           if (value != "json")
@@ -470,6 +478,7 @@ int run(const Options &o) {
     SessionOptions sessionOptions;
     sessionOptions.seed = o.seed;
     sessionOptions.referenceMatmul = o.referenceMatmul;
+    sessionOptions.threads = static_cast<int>(o.threads);
     sessionOptions.commTimeoutSeconds = o.commTimeout;
     if (mwrt_status st =
             Session::create(plan, o.device, sessionOptions, session)) {

@@ -129,12 +129,21 @@ private:
   std::vector<std::pair<std::string, AttrValue>> items;
 };
 
+namespace cpu {
+class ThreadPool;
+} // namespace cpu
+
 /// Per-call choices that do not change an op's meaning.
 struct CpuKernelOptions {
   /// Computes matmul and attention(_grad) with the evaluator's loops
   /// (bit-identical to it) instead of OpenBLAS; always the case in a build
   /// without OpenBLAS.
   bool referenceMatmul = false;
+  /// Worker threads the kernels split independent rows, elements, tiles and
+  /// matmul column blocks across (the CPU backend's, src/cpu/thread_pool.h);
+  /// null runs every kernel on the calling thread. Results are bit-identical
+  /// for any thread count.
+  cpu::ThreadPool *pool = nullptr;
 };
 
 /// The mesh collectives (OpKind::MeshAllReduce, ...) run here as on a mesh

@@ -222,6 +222,10 @@ struct SessionOptions {
   /// Computes matmul and attention with the evaluator's loops (bit-exact) on
   /// the CPU.
   bool referenceMatmul = false;
+  /// Threads of the CPU backend's kernels (the caller's included): 0 takes
+  /// MW_NUM_THREADS when it is set to a positive integer, else the
+  /// hardware's concurrency. Results are bit-identical for any count.
+  int threads = 0;
   /// A step whose loss is NaN or infinite fails, naming the step.
   bool checkLoss = true;
   /// How long a rank waits for a collective before the step fails (a rank

@@ -156,8 +156,10 @@ mwrt_status runElementwise(KernelCall &c) {
     }
     FloatSrc x(a);
     FloatDst r(out);
-    for (int64_t i = 0; i < n; ++i)
-      r[i] = applyUnaryFormula(op, x[i], p);
+    parallelFor(c.options, n, kElementGrain, [&](int, int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        r[i] = applyUnaryFormula(op, x[i], p);
+    });
     r.commit();
     return MWRT_OK;
   }
@@ -169,6 +171,15 @@ mwrt_status runElementwise(KernelCall &c) {
   if (isFloat(out.dtype)) {
     FloatSrc x(a), y(b);
     FloatDst r(out);
+    if (a.shape == shape && b.shape == shape) { // no broadcast: by element
+      parallelFor(c.options, out.numElements(), kElementGrain,
+                  [&](int, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          r[i] = applyBinaryFormula(op, x[i], y[i], p);
+      });
+      r.commit();
+      return MWRT_OK;
+    }
     forEachIndex<2>(shape, strides,
                     [&](int64_t n, const std::array<int64_t, 2> &o) {
                       r[n] = applyBinaryFormula(op, x[o[0]], y[o[1]], p);

@@ -18,6 +18,13 @@
 // A matmul kernel computes its matmul rows tile by tile (matmulRows: OpenBLAS,
 // or the evaluator's loop) and its epilogue on them; a horizontal kernel
 // runs each optimizer update as its own kernel would, in place.
+// Tiles are independent (each writes its own rows of the outputs), so the
+// backend's worker pool (thread_pool.h) runs them in any order, each worker
+// in its own copy of the tile arrays. A kernel with a column sum adds the
+// tiles' rows in row order, so it splits its columns instead: each worker
+// runs every tile, in order, over its own blocks of 64 columns (a matmul's
+// columns of op(B), each block one sgemm of at least kBlasBlockWork), which
+// leaves every element and every column's sum as one thread computes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,24 +186,96 @@ class FusedRun {
 public:
   FusedRun(const BoundKernel &k, const CpuKernelOptions &options)
       : k(k), p(*k.program), a(*p.analysis), options(options),
-        f(static_cast<float *>(k.scratch)),
+        f(static_cast<float *>(k.scratch)), shared(f),
         rowIndex(static_cast<int64_t *>(k.scratch) + a.rowIndexSlot),
-        rank(a.iterShape.size()) {}
+        rank(a.iterShape.size()), ncols(a.cols) {}
 
   mwrt_status run();
 
+  /// This run with worker `w`'s tile arrays and row indices (worker 0's
+  /// are the analysis' own; the others follow the first scratch, one
+  /// workerScratchBytes each). The matmul operands' copies stay shared.
+  FusedRun forWorker(int w) const {
+    FusedRun r = *this;
+    if (w == 0)
+      return r;
+    uint8_t *base = static_cast<uint8_t *>(k.scratch) + firstScratchBytes(a) +
+                    static_cast<uint64_t>(w - 1) * workerScratchBytes(a);
+    r.f = reinterpret_cast<float *>(base);
+    r.rowIndex = reinterpret_cast<int64_t *>(base + tileArrayBytes(a));
+    size_t outer = rank ? rank - 1 : 0;
+    r.baseBuf = r.rowIndex + a.tileRows * outer;
+    return r;
+  }
+
+  /// The analysis' scratch (worker 0's) with FusedRun's row offsets.
+  static uint64_t firstScratchBytes(const FusionAnalysis &a) {
+    uint64_t bytes =
+        a.cpuScratchBytes + static_cast<uint64_t>(a.tileRows) * sizeof(int64_t);
+    return (bytes + 63) / 64 * 64;
+  }
+  /// The tile arrays alone: the floats before the matmul operands' copies.
+  static uint64_t tileArrayBytes(const FusionAnalysis &a) {
+    size_t floats = a.scratchFloats;
+    if (a.kind == FusionKind::Matmul) {
+      if (!a.matmul.denseLhs && !a.matmul.viewLhs)
+        floats = std::min(floats, a.matmul.lhsSlot);
+      if (!a.matmul.denseRhs && !a.matmul.viewRhs)
+        floats = std::min(floats, a.matmul.rhsSlot);
+    }
+    return (floats * sizeof(float) + 63) / 64 * 64;
+  }
+  /// Another worker's tile arrays, row indices and row offsets.
+  static uint64_t workerScratchBytes(const FusionAnalysis &a) {
+    size_t rank = a.iterShape.size();
+    uint64_t rows = static_cast<uint64_t>(a.tileRows) *
+                    (std::max<size_t>(rank, 1) + 1) * sizeof(int64_t);
+    return tileArrayBytes(a) + (rows + 63) / 64 * 64;
+  }
+  /// Whether the tiles must run in row order (a column sum adds them so).
+  static bool serialTiles(const FusionAnalysis &a) {
+    return std::any_of(a.nodes.begin(), a.nodes.end(), [](const FusionNode &n) {
+      return n.kind == NodeKind::ColumnSum;
+    });
+  }
+  /// Whether such a kernel may split its columns instead: every value is
+  /// elementwise along the row (no row op, no per-row result).
+  static bool columnSplit(const FusionAnalysis &a) {
+    return a.kind != FusionKind::Row &&
+           std::none_of(a.nodes.begin(), a.nodes.end(),
+                        [](const FusionNode &n) {
+                          return n.kind == NodeKind::RowOp;
+                        }) &&
+           std::none_of(a.stores.begin(), a.stores.end(),
+                        [](const detail::FusionStore &s) { return s.row; });
+  }
+
 private:
+  // In a column split, a full value's array is addressed from the split's
+  // first column (its row stride stays the kernel's width).
   Arr arr(std::pair<int, int> o) const {
     const FusionNode &n = a.nodes[o.first];
     bool full = n.full[o.second];
-    return {f + n.slot[o.second], full ? a.cols : 1, full ? 1 : 0};
+    return {f + n.slot[o.second] + (full ? c0 : 0), full ? a.cols : 1,
+            full ? 1 : 0};
   }
-  float *out(const FusionNode &n, int r) { return f + n.slot[r]; }
+  float *out(const FusionNode &n, int r) {
+    return f + n.slot[r] + (n.full[r] ? c0 : 0);
+  }
   int64_t drs(const FusionNode &n, int r) const {
     return n.full[r] ? a.cols : 1;
   }
   /// Row base offsets of an access for the tile's rows, into `base`.
   void bases(const detail::Access &acc, int64_t nr, int64_t *base) const;
+  /// Moves the access just put in baseBuf (or its column table) to column c0.
+  void offsetColumns(const int64_t *&table, int64_t cc, int64_t nr) {
+    if (table) {
+      table += c0;
+      return;
+    }
+    for (int64_t r = 0; r < nr; ++r)
+      baseBuf[r] += c0 * cc;
+  }
   mwrt_status prepareMatmul();
   void runTile(int64_t r0, int64_t nr);
   void evalNode(const FusionNode &n, int64_t r0, int64_t nr);
@@ -208,8 +287,14 @@ private:
   const FusionAnalysis &a;
   const CpuKernelOptions &options;
   float *f;
+  /// Worker 0's scratch, where the column sums accumulate (each worker its
+  /// own columns of them in a column split).
+  float *shared;
   int64_t *rowIndex;
   size_t rank;
+  /// The columns this run computes: [c0, c0 + ncols), all of them unless
+  /// a column-sum kernel splits its columns across the workers.
+  int64_t c0 = 0, ncols;
   const float *lhs = nullptr, *rhs = nullptr;
   /// Row offsets of the access being gathered or stored; it lives after the
   /// tile's row indices (fusedScratchBytes counts it).
@@ -262,10 +347,12 @@ void FusedRun::evalMatmul(const FusionNode &n, int64_t r0, int64_t nr) {
                               : rhs + m.rhsBatch[batch] * m.k * m.n;
   int64_t lda = m.viewLhs ? m.lda : m.transA ? m.m : m.k;
   int64_t ldb = m.viewRhs ? m.ldb : m.transB ? m.k : m.n;
-  // op(A)'s rows [row, row + nr): A itself is [m, k], or [k, m] transposed.
+  // op(A)'s rows [row, row + nr): A itself is [m, k], or [k, m] transposed;
+  // op(B)'s columns [c0, c0 + ncols).
   const float *rows = m.transA ? pa + row : pa + row * lda;
-  matmulRows(m.transA, m.transB, nr, m.n, m.k, rows, lda, pb, ldb, out(n, 0),
-             options.referenceMatmul);
+  const float *cols = m.transB ? pb + c0 * ldb : pb + c0;
+  matmulRows(m.transA, m.transB, nr, ncols, m.k, rows, lda, cols, ldb,
+             out(n, 0), options.referenceMatmul, a.cols);
 }
 
 void FusedRun::evalRowOp(const FusionNode &n, int64_t nr) {
@@ -342,7 +429,7 @@ void FusedRun::evalRowOp(const FusionNode &n, int64_t nr) {
 
 void FusedRun::evalNode(const FusionNode &n, int64_t r0, int64_t nr) {
   float *d = n.slot.empty() ? nullptr : out(n, 0);
-  int64_t nc = n.full.empty() || !n.full[0] ? 1 : a.cols;
+  int64_t nc = n.full.empty() || !n.full[0] ? 1 : ncols;
   int64_t ds = n.full.empty() ? 1 : drs(n, 0);
   switch (n.kind) {
   case NodeKind::Input:
@@ -353,6 +440,8 @@ void FusedRun::evalNode(const FusionNode &n, int64_t r0, int64_t nr) {
     int64_t cc = n.access.colStride;
     const int64_t *table =
         n.access.colTable.empty() ? nullptr : n.access.colTable.data();
+    if (nc > 1 && c0)
+      offsetColumns(table, cc, nr);
     if (n.dtype == DType::F32)
       gather<DType::F32>(d, ds, src, baseBuf, cc, table, nr, nc);
     else if (n.dtype == DType::BF16)
@@ -411,10 +500,11 @@ void FusedRun::evalNode(const FusionNode &n, int64_t r0, int64_t nr) {
     // The unfused reduce_sum adds each column's elements in increasing row
     // order into one f32 accumulator: the tiles come in row order.
     Arr x = arr(n.operands[0]);
+    float *acc = shared + n.slot[0] + c0;
     for (int64_t r = 0; r < nr; ++r) {
       const float *xr = x.p + r * x.rs;
-      for (int64_t c = 0; c < a.cols; ++c)
-        d[c] += xr[c * x.cs];
+      for (int64_t c = 0; c < ncols; ++c)
+        acc[c] += xr[c * x.cs];
     }
     return;
   }
@@ -452,7 +542,9 @@ void FusedRun::runTile(int64_t r0, int64_t nr) {
     int64_t cc = s.access.colStride;
     const int64_t *table =
         s.access.colTable.empty() ? nullptr : s.access.colTable.data();
-    int64_t nc = s.row ? 1 : a.cols;
+    int64_t nc = s.row ? 1 : ncols;
+    if (!s.row && c0)
+      offsetColumns(table, cc, nr);
     if (o.dtype == DType::F32)
       scatter<DType::F32>(o.data, baseBuf, cc, table, v, nr, nc);
     else if (o.dtype == DType::BF16)
@@ -473,9 +565,47 @@ mwrt_status FusedRun::run() {
   int64_t total = a.rows * a.cols == 0 ? 0 : a.rows;
   // A matmul's tiles stay inside one batch matrix of m rows.
   int64_t span = a.kind == FusionKind::Matmul ? a.matmul.m : total;
-  for (int64_t start = 0; span > 0 && start < total; start += span)
-    for (int64_t r0 = start; r0 < start + span; r0 += a.tileRows)
-      runTile(r0, std::min(a.tileRows, start + span - r0));
+  if (span > 0 && total > 0) {
+    int64_t perSpan = (span + a.tileRows - 1) / a.tileRows;
+    int64_t tiles = total / span * perSpan;
+    auto runTiles = [&](FusedRun &r, int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t start = t / perSpan * span;
+        int64_t r0 = start + t % perSpan * a.tileRows;
+        r.runTile(r0, std::min(a.tileRows, start + span - r0));
+      }
+    };
+    if (!options.pool || options.pool->size() == 1) {
+      runTiles(*this, 0, tiles);
+    } else if (serialTiles(a)) {
+      // Every tile in row order, each worker over its own columns (blocks
+      // of 64; a matmul's at least kBlasBlockWork multiply-adds a tile).
+      int64_t units = (a.cols + kBlasColumnBlock - 1) / kBlasColumnBlock;
+      int64_t minUnits = 1;
+      if (a.kind == FusionKind::Matmul) {
+        int64_t unitWork =
+            std::max<int64_t>(a.tileRows * kBlasColumnBlock * a.matmul.k, 1);
+        minUnits = (kBlasBlockWork + unitWork - 1) / unitWork;
+      }
+      if (!columnSplit(a))
+        minUnits = units + 1;
+      parallelBlocks(options, units, minUnits,
+                     [&](int w, int64_t u0, int64_t u1) {
+        FusedRun r = forWorker(w);
+        r.c0 = u0 * kBlasColumnBlock;
+        r.ncols = std::min(a.cols, u1 * kBlasColumnBlock) - r.c0;
+        runTiles(r, 0, tiles);
+      });
+    } else {
+      // A few tiles a chunk: a matmul tile is a product of its own, the
+      // others about kTileElements elements through every node.
+      int64_t grain = a.kind == FusionKind::Matmul ? 1 : 4;
+      options.pool->parallelFor(tiles, grain, [&](int w, int64_t t0, int64_t t1) {
+        FusedRun r = forWorker(w);
+        runTiles(r, t0, t1);
+      });
+    }
+  }
   for (const detail::FusionStore &s : a.stores) {
     if (!s.columnSum)
       continue;
@@ -496,12 +626,16 @@ mwrt_status FusedRun::run() {
 
 } // namespace
 
-uint64_t fusedScratchBytes(const FusedProgramDesc &program) {
+uint64_t fusedScratchBytes(const FusedProgramDesc &program, int workers) {
   const FusionAnalysis &a = *program.analysis;
   if (a.kind == FusionKind::Horizontal)
     return 0;
-  // FusedRun's row offsets after the analysis' count.
-  return a.cpuScratchBytes + static_cast<uint64_t>(a.tileRows) * sizeof(int64_t);
+  // FusedRun's row offsets after the analysis' count; then the other
+  // workers' tile arrays when the tiles may run in parallel.
+  uint64_t bytes = FusedRun::firstScratchBytes(a);
+  if (workers > 1)
+    bytes += static_cast<uint64_t>(workers - 1) * FusedRun::workerScratchBytes(a);
+  return bytes;
 }
 
 mwrt_status runFusedKernel(const BoundKernel &k,

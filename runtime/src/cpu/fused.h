@@ -18,8 +18,10 @@ mwrt_status runFusedKernel(const detail::BoundKernel &k,
                            const CpuKernelOptions &options);
 
 /// The scratch `program` needs on the host: its tile arrays, column-sum
-/// accumulators, the matmul operands' f32 copies and the tile's row indices.
-uint64_t fusedScratchBytes(const FusedProgramDesc &program);
+/// accumulators, the matmul operands' f32 copies and the tile's row indices;
+/// with `workers` > 1, another set of tile arrays and row indices for each
+/// other worker of the pool that runs its tiles.
+uint64_t fusedScratchBytes(const FusedProgramDesc &program, int workers = 1);
 
 } // namespace mwrt::cpu
 

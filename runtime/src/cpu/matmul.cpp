@@ -10,6 +10,13 @@
 // for bit. OpenBLAS runs on one thread unless setCpuBlasThreads says
 // otherwise: its results repeat for a given thread count but change with it
 // (measured: 1 and 2 threads differ in the last bits of most elements).
+// The kernels' own pool (thread_pool.h) spreads a product instead: batch
+// matrices, or blocks of 64 result columns, each one single-threaded
+// cblas_sgemm with the same k and the same operands. Every element's sum
+// is then the one the whole call computes (OpenBLAS blocks k the same way
+// for any m and n; measured bit-identical on gpt2's shapes, 1 or 2
+// workers, docs/runtime-kernels.md), so results do not depend on the
+// thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +60,76 @@ void referenceMatmul(const MatmulShape &s, const float *a, const float *b,
 }
 
 #ifdef MWRT_HAVE_OPENBLAS
+/// Element offsets of batch element `bi` (row-major over `batch`, as
+/// forEachIndex walks it) in tensors with batch strides `strides`.
+template <size_t N>
+std::array<int64_t, N> batchOffsets(const Shape &batch,
+                                    const std::array<Shape, N> &strides,
+                                    int64_t bi) {
+  std::array<int64_t, N> o{};
+  for (size_t d = batch.size(); d-- > 0;) {
+    int64_t i = bi % batch[d];
+    bi /= batch[d];
+    for (size_t j = 0; j < N; ++j)
+      o[j] += i * strides[j][d];
+  }
+  return o;
+}
+
+constexpr int64_t kColumnBlock = kBlasColumnBlock;
+constexpr int64_t kBlockWork = kBlasBlockWork;
+
+/// One cblas_sgemm (row major, alpha 1, beta 0), its n columns in blocks of
+/// kColumnBlock across the pool's workers when it is large enough: each
+/// block the same product on its columns of op(B) and C.
+void sgemmColumns(const CpuKernelOptions &options, bool transA, bool transB,
+                  int64_t m, int64_t n, int64_t k, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float *c,
+                  int64_t ldc) {
+  CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+  int64_t units = (n + kColumnBlock - 1) / kColumnBlock;
+  int64_t unitWork = std::max<int64_t>(m * kColumnBlock * k, 1);
+  int64_t grain = std::max<int64_t>(4, (kBlockWork + unitWork - 1) / unitWork);
+  parallelBlocks(options, units, grain, [&](int, int64_t u0, int64_t u1) {
+    int64_t j0 = u0 * kColumnBlock, j1 = std::min(n, u1 * kColumnBlock);
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
+                static_cast<int>(j1 - j0), static_cast<int>(k), 1.0f, a,
+                static_cast<int>(lda), transB ? b + j0 * ldb : b + j0,
+                static_cast<int>(ldb), 0.0f, c + j0, static_cast<int>(ldc));
+  });
+}
+
+/// Products of `count` batch elements: the batch across the workers when
+/// there are enough of them, else each product's columns.
+template <typename Offsets>
+void sgemmBatch(const CpuKernelOptions &options, int64_t count, bool transA,
+                bool transB, int64_t m, int64_t n, int64_t k, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float *c,
+                int64_t ldc, Offsets offsets) {
+  if (count >= 2 * workerCount(options) || m * n * k < kBlockWork) {
+    CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+    CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+    int64_t grain = std::max<int64_t>(
+        1, kBlockWork / std::max<int64_t>(m * n * k, 1));
+    parallelFor(options, count, grain, [&](int, int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        std::array<int64_t, 3> o = offsets(bi);
+        cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
+                    static_cast<int>(n), static_cast<int>(k), 1.0f, a + o[0],
+                    static_cast<int>(lda), b + o[1], static_cast<int>(ldb),
+                    0.0f, c + o[2], static_cast<int>(ldc));
+      }
+    });
+    return;
+  }
+  for (int64_t bi = 0; bi < count; ++bi) {
+    std::array<int64_t, 3> o = offsets(bi);
+    sgemmColumns(options, transA, transB, m, n, k, a + o[0], lda, b + o[1],
+                 ldb, c + o[2], ldc);
+  }
+}
+
 /// Whether sgemm can take the problem: its sizes are C ints.
 bool fitsBlas(const MatmulShape &s) {
   int64_t batchRows = product(s.batch) * s.m;
@@ -60,7 +137,8 @@ bool fitsBlas(const MatmulShape &s) {
 }
 
 void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
-                int64_t lhsMatrices, int64_t rhsMatrices) {
+                int64_t lhsMatrices, int64_t rhsMatrices,
+                const CpuKernelOptions &options) {
   int64_t m = s.m, n = s.n, k = s.k, count = product(s.batch);
   if (m == 0 || n == 0 || count == 0)
     return;
@@ -69,25 +147,21 @@ void blasMatmul(const MatmulShape &s, const float *a, const float *b, float *c,
     return;
   }
   ensureBlasThreads();
-  CBLAS_TRANSPOSE ta = s.transA ? CblasTrans : CblasNoTrans;
-  CBLAS_TRANSPOSE tb = s.transB ? CblasTrans : CblasNoTrans;
-  int lda = static_cast<int>(s.transA ? m : k);
-  int ldb = static_cast<int>(s.transB ? k : n);
+  int64_t lda = s.transA ? m : k;
+  int64_t ldb = s.transB ? k : n;
   if (!s.transA && rhsMatrices == 1 && lhsMatrices == count) {
     // One rhs for every batch element and lhs matrices stacked in batch
     // order: one [count*m, k] x [k, n] product.
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(count * m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f, a, lda, b, ldb,
-                0.0f, c, static_cast<int>(n));
+    sgemmColumns(options, false, s.transB, count * m, n, k, a, lda, b, ldb, c,
+                 n);
     return;
   }
-  forEachIndex<2>(s.batch, s.batchStrides,
-                  [&](int64_t bi, const std::array<int64_t, 2> &o) {
-                    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
-                                static_cast<int>(n), static_cast<int>(k), 1.0f,
-                                a + o[0] * m * k, lda, b + o[1] * k * n, ldb,
-                                0.0f, c + bi * m * n, static_cast<int>(n));
-                  });
+  sgemmBatch(options, count, s.transA, s.transB, m, n, k, a, lda, b, ldb, c, n,
+             [&](int64_t bi) -> std::array<int64_t, 3> {
+               std::array<int64_t, 2> o =
+                   batchOffsets<2>(s.batch, s.batchStrides, bi);
+               return {o[0] * m * k, o[1] * k * n, bi * m * n};
+             });
 }
 
 /// An f32 operand whose matrices are rows of unit-stride elements (a
@@ -119,22 +193,16 @@ void blasMatmulViews(const MatmulShape &s, const KernelCall &c,
   Shape aBatch(a.shape.begin(), a.shape.end() - 2);
   Shape bBatch(b.shape.begin(), b.shape.end() - 2);
   ensureBlasThreads();
-  CBLAS_TRANSPOSE ta = s.transA ? CblasTrans : CblasNoTrans;
-  CBLAS_TRANSPOSE tb = s.transB ? CblasTrans : CblasNoTrans;
   const float *pa = static_cast<const float *>(a.data);
   const float *pb = static_cast<const float *>(b.data);
   float *pc = static_cast<float *>(out.data);
-  forEachIndex<3>(
-      s.batch,
-      {broadcastStrides(aBatch, va.batchStrides, s.batch),
-       broadcastStrides(bBatch, vb.batchStrides, s.batch), vc.batchStrides},
-      [&](int64_t, const std::array<int64_t, 3> &o) {
-        cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(s.m),
-                    static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
-                    pa + o[0], static_cast<int>(va.ld), pb + o[1],
-                    static_cast<int>(vb.ld), 0.0f, pc + o[2],
-                    static_cast<int>(vc.ld));
-      });
+  std::array<Shape, 3> strides = {
+      broadcastStrides(aBatch, va.batchStrides, s.batch),
+      broadcastStrides(bBatch, vb.batchStrides, s.batch), vc.batchStrides};
+  sgemmBatch(c.options, product(s.batch), s.transA, s.transB, s.m, s.n, s.k,
+             pa, va.ld, pb, vb.ld, pc, vc.ld, [&](int64_t bi) {
+               return batchOffsets<3>(s.batch, strides, bi);
+             });
 }
 #endif
 } // namespace
@@ -162,13 +230,16 @@ bool blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 
 void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
-                float *c, bool reference) {
+                float *c, bool reference, int64_t ldc) {
   if (rows == 0 || n == 0)
     return;
+  if (ldc < 0)
+    ldc = n;
 #ifdef MWRT_HAVE_OPENBLAS
-  if (!reference && std::max({rows, n, k, lda, ldb}) <= INT_MAX) {
+  if (!reference && std::max({rows, n, k, lda, ldb, ldc}) <= INT_MAX) {
     if (k == 0) {
-      std::fill(c, c + rows * n, 0.0f);
+      for (int64_t i = 0; i < rows; ++i)
+        std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
       return;
     }
     ensureBlasThreads();
@@ -176,7 +247,7 @@ void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 transB ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
                 static_cast<int>(n), static_cast<int>(k), 1.0f, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
-                static_cast<int>(n));
+                static_cast<int>(ldc));
     return;
   }
 #endif
@@ -189,7 +260,7 @@ void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
       float acc = 0.0f;
       for (int64_t p = 0; p < k; ++p)
         acc += a[i * aRow + p * aCol] * b[p * bRow + j * bCol];
-      c[i * n + j] = acc;
+      c[i * ldc + j] = acc;
     }
 }
 
@@ -241,7 +312,7 @@ mwrt_status runMatmul(KernelCall &c) {
 #ifdef MWRT_HAVE_OPENBLAS
   if (!c.options.referenceMatmul && fitsBlas(s))
     blasMatmul(s, x.data(), y.data(), r.data(), product(aBatch),
-               product(bBatch));
+               product(bBatch), c.options);
   else
     referenceMatmul(s, x.data(), y.data(), r.data());
 #else

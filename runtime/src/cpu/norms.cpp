@@ -54,9 +54,11 @@ mwrt_status runLayerNorm(KernelCall &c) {
   int64_t rows, d;
   rowsOf(x, rows, d);
   float eps = static_cast<float>(epsilon);
-  for (int64_t r = 0; r < rows; ++r)
-    formulas::layerNormRow(px.data() + r * d, g.data(), b.data(), d, eps,
-                           y.data() + r * d, mean[r], rstd[r]);
+  parallelFor(c.options, rows, rowGrain(d), [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      formulas::layerNormRow(px.data() + r * d, g.data(), b.data(), d, eps,
+                             y.data() + r * d, mean[r], rstd[r]);
+  });
   y.commit();
   mean.commit();
   rstd.commit();
@@ -76,9 +78,11 @@ mwrt_status runRmsNorm(KernelCall &c) {
   int64_t rows, d;
   rowsOf(x, rows, d);
   float eps = static_cast<float>(epsilon);
-  for (int64_t r = 0; r < rows; ++r)
-    formulas::rmsNormRow(px.data() + r * d, g.data(), d, eps, y.data() + r * d,
-                         rstd[r]);
+  parallelFor(c.options, rows, rowGrain(d), [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      formulas::rmsNormRow(px.data() + r * d, g.data(), d, eps,
+                           y.data() + r * d, rstd[r]);
+  });
   y.commit();
   rstd.commit();
   return MWRT_OK;
@@ -259,19 +263,22 @@ mwrt_status runCrossEntropy(KernelCall &c) {
   // row's logits are read (its statistics, then element j) before element j
   // is written, and an ignored row is zeroed without being read.
   FloatDst r(out);
-  for (int64_t t = 0; t < rows; ++t) {
-    if (!count || label[t] == ignore) {
-      std::fill(r.data() + t * classes, r.data() + (t + 1) * classes, 0.0f);
-      continue;
+  parallelFor(c.options, rows, rowGrain(classes), [&](int, int64_t t0,
+                                                      int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      if (!count || label[t] == ignore) {
+        std::fill(r.data() + t * classes, r.data() + (t + 1) * classes, 0.0f);
+        continue;
+      }
+      float mx, sum;
+      rowStats(t, mx, sum);
+      for (int64_t j = 0; j < classes; ++j) {
+        float p = std::exp(x[t * classes + j] - mx) / sum;
+        float onehot = j == label[t] ? 1.0f : 0.0f;
+        r[t * classes + j] = g * (p - onehot) / static_cast<float>(count);
+      }
     }
-    float mx, sum;
-    rowStats(t, mx, sum);
-    for (int64_t j = 0; j < classes; ++j) {
-      float p = std::exp(x[t * classes + j] - mx) / sum;
-      float onehot = j == label[t] ? 1.0f : 0.0f;
-      r[t * classes + j] = g * (p - onehot) / static_cast<float>(count);
-    }
-  }
+  });
   r.commit();
   return MWRT_OK;
 }

@@ -74,9 +74,13 @@ mwrt_status runAdamW(KernelCall &c) {
       static_cast<float>(formulas::biasCorrection(b2, t)));
   FloatSrc p(c.in(0)), g(c.in(1)), m(c.in(2)), v(c.in(3));
   FloatDst newP(c.out(0)), newM(c.out(1)), newV(c.out(2));
-  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n)
-    formulas::adamWElement(sc, p[n], g[n], m[n], v[n], newP[n], newM[n],
-                           newV[n]);
+  // Elements across the workers: each one's update reads only its own.
+  parallelFor(c.options, c.in(0).numElements(), kElementGrain,
+              [&](int, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n)
+      formulas::adamWElement(sc, p[n], g[n], m[n], v[n], newP[n], newM[n],
+                             newV[n]);
+  });
   newP.commit();
   newM.commit();
   newV.commit();
@@ -117,16 +121,19 @@ mwrt_status runSgd(KernelCall &c) {
     buf.emplace(c.in(2));
     newBuf.emplace(c.out(1));
   }
-  for (int64_t n = 0, e = c.in(0).numElements(); n < e; ++n) {
-    float pn = p[n];
-    float gi = g[n] + fwd * pn;
-    if (hasBuffer) {
-      float b = mom * (*buf)[n] + keep * gi;
-      (*newBuf)[n] = b;
-      gi = nesterov ? gi + mom * b : b;
+  parallelFor(c.options, c.in(0).numElements(), kElementGrain,
+              [&](int, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      float pn = p[n];
+      float gi = g[n] + fwd * pn;
+      if (hasBuffer) {
+        float b = mom * (*buf)[n] + keep * gi;
+        (*newBuf)[n] = b;
+        gi = nesterov ? gi + mom * b : b;
+      }
+      newP[n] = pn - flr * gi;
     }
-    newP[n] = pn - flr * gi;
-  }
+  });
   newP.commit();
   if (newBuf)
     newBuf->commit();

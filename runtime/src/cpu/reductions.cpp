@@ -192,8 +192,11 @@ mwrt_status runSoftmax(KernelCall &c) {
   FloatSrc x(in);
   FloatDst r(out);
   AxisSplit s(in.shape, axis);
-  for (int64_t o = 0; o < s.outer; ++o)
-    for (int64_t k = 0; k < s.inner; ++k) {
+  // Rows (each (outer, inner) pair) across the workers; each row in order.
+  parallelFor(c.options, s.outer * s.inner, rowGrain(s.size),
+              [&](int, int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      int64_t o = row / s.inner, k = row % s.inner;
       auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + k; };
       float mx = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < s.size; ++j)
@@ -205,6 +208,7 @@ mwrt_status runSoftmax(KernelCall &c) {
         r[idx(j)] = log ? x[idx(j)] - mx - std::log(sum)
                         : std::exp(x[idx(j)] - mx) / sum;
     }
+  });
   r.commit();
   return MWRT_OK;
 }
@@ -220,8 +224,10 @@ mwrt_status runSoftmaxGrad(KernelCall &c) {
   FloatSrc py(y), pdy(dy);
   FloatDst r(out);
   AxisSplit s(y.shape, axis);
-  for (int64_t o = 0; o < s.outer; ++o)
-    for (int64_t k = 0; k < s.inner; ++k) {
+  parallelFor(c.options, s.outer * s.inner, rowGrain(s.size),
+              [&](int, int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      int64_t o = row / s.inner, k = row % s.inner;
       auto idx = [&](int64_t j) { return (o * s.size + j) * s.inner + k; };
       float sum = 0.0f;
       for (int64_t j = 0; j < s.size; ++j)
@@ -230,6 +236,7 @@ mwrt_status runSoftmaxGrad(KernelCall &c) {
         r[idx(j)] = log ? pdy[idx(j)] - std::exp(py[idx(j)]) * sum
                         : py[idx(j)] * (pdy[idx(j)] - sum);
     }
+  });
   r.commit();
   return MWRT_OK;
 }

@@ -20,6 +20,7 @@
 #include "mwrt/index_walk.h"
 #include "mwrt/kernels.h"
 #include "status.h"
+#include "thread_pool.h"
 
 #include <algorithm>
 #include <array>
@@ -246,6 +247,52 @@ struct KernelCall {
                          const char *layout = nullptr) const;
 };
 
+/// pool->parallelFor(n, grain, fn) with `options`' pool, or fn(0, 0, n)
+/// without one (thread_pool.h).
+template <typename F>
+void parallelFor(const CpuKernelOptions &options, int64_t n, int64_t grain,
+                 F &&fn) {
+  if (options.pool)
+    options.pool->parallelFor(n, grain, fn);
+  else if (n > 0)
+    fn(0, int64_t{0}, n);
+}
+
+/// fn(worker, u0, u1) over [0, units) in blocks of at least `minUnits`
+/// (every block, the last included; one block when units < 2 * minUnits),
+/// at most four a worker, across `options`' pool.
+template <typename F>
+void parallelBlocks(const CpuKernelOptions &options, int64_t units,
+                    int64_t minUnits, F &&fn) {
+  minUnits = std::max<int64_t>(minUnits, 1);
+  int64_t blocks = std::min<int64_t>(units / minUnits,
+                                     4 * static_cast<int64_t>(
+                                             options.pool ? options.pool->size()
+                                                          : 1));
+  if (blocks <= 1 || !options.pool) {
+    if (units > 0)
+      fn(0, int64_t{0}, units);
+    return;
+  }
+  options.pool->parallelFor(blocks, 1, [&](int w, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      fn(w, b * units / blocks, (b + 1) * units / blocks);
+  });
+}
+
+/// parallelFor's grain for rows of `length` elements: about 16K elements.
+inline int64_t rowGrain(int64_t length) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(length, 1));
+}
+
+/// parallelFor's grain for elementwise work: 32K elements.
+constexpr int64_t kElementGrain = 32768;
+
+/// How many workers parallelFor with `options` may use (at least 1).
+inline int workerCount(const CpuKernelOptions &options) {
+  return options.pool ? options.pool->size() : 1;
+}
+
 // The kernels.
 
 // elementwise.cpp
@@ -301,7 +348,15 @@ mwrt_status runMatmul(KernelCall &c);
 /// loop and order. For the fused matmul kernels (fused.cpp).
 void matmulRows(bool transA, bool transB, int64_t rows, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
-                float *c, bool reference);
+                float *c, bool reference, int64_t ldc = -1);
+/// A block of a split product (columns or rows) must hold at least this many
+/// multiply-adds (28 * 512^2): OpenBLAS computes a smaller product with its
+/// direct or small-matrix kernels on AVX-512 machines, which sum in another
+/// order, so no block of a product above it goes there; and a block
+/// amortizes its packing.
+constexpr int64_t kBlasBlockWork = 28 * 512 * 512;
+/// Columns a worker's block of a split product is a multiple of.
+constexpr int64_t kBlasColumnBlock = 64;
 /// C = alpha * op(A) op(B) + beta * C through one cblas_sgemm (row major,
 /// leading dimensions as it takes them). False, with `c` untouched, in a build
 /// without OpenBLAS, when a size is 0 or one does not fit sgemm's ints: the
