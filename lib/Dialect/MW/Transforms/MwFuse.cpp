@@ -185,6 +185,13 @@ private:
   /// --mw-hoist-updates placed at different points of the backward pass
   /// are not pulled down to the last of them.
   bool joinsWhereGroupRuns(const Group &g, Operation *u) const;
+  /// Whether an op after update `u` reads a buffer `u` overwrites (fp16's
+  /// keep-on-overflow mw.select reads the old parameter). Such an update
+  /// cannot write in place where it stands, so One-Shot gives its results
+  /// fresh buffers, transient until that read; side by side in one
+  /// horizontal kernel every such update's transients would be live at once
+  /// (bert-tiny fp16: a 2.9x arena), so it stays a kernel of its own.
+  bool readAfterwards(Operation *u) const;
   void add(int id, Operation *op) {
     groups[id].ops.push_back(op);
     groupOf[op] = id;
@@ -410,16 +417,15 @@ void Fuser::formLoop() {
   }
 }
 
-/// Whether an update's new values go through fp16's keep-on-overflow
-/// mw.select before they replace the parameter and its states. Such an
-/// update cannot write over its parameter (the select still reads the old
-/// value), so its results are transient buffers until the select: side by
-/// side in one horizontal kernel, every update's transients would be live
-/// at once (bert-tiny fp16: a 2.9x arena), where one kernel per update
-/// frees them at each select.
-static bool feedsKeepOnOverflowSelect(Operation *update) {
-  return llvm::any_of(update->getUsers(),
-                      [](Operation *user) { return isa<SelectOp>(user); });
+bool Fuser::readAfterwards(Operation *u) const {
+  int64_t at = pos.lookup(u);
+  bool later = false;
+  for (Value t : getOverwrittenOperands(u))
+    forEachBufferReader(body, t, u, [&](Operation *reader) {
+      auto it = pos.find(reader);
+      later |= it != pos.end() && it->second > at;
+    });
+  return later;
 }
 
 bool Fuser::joinsWhereGroupRuns(const Group &g, Operation *u) const {
@@ -441,7 +447,7 @@ void Fuser::formHorizontal() {
     int id = -1;
     for (Operation *op : order) {
       if (!(adamw ? isa<AdamWOp>(op) : isa<SgdOp>(op)) || !free(op) ||
-          feedsKeepOnOverflowSelect(op))
+          readAfterwards(op))
         continue;
       if (id >= 0 && joinsWhereGroupRuns(groups[id], op) &&
           legalToAdd(groups[id], op)) {
