@@ -262,6 +262,15 @@ int parseArgs(int argc, char **argv, Options &o) {
     return usageError("-o is for --consolidate; use --save-weights");
   if (o.plan.empty())
     return usageError("no plan given");
+  // The thread count's environment default, held to --threads' rule: a
+  // malformed value is an error, not silently every core.
+  if (const char *env = std::getenv("MW_NUM_THREADS"); env && o.threads == 0) {
+    uint64_t threads = 0;
+    if (!parseUnsigned(env, 1024, threads) || threads == 0)
+      return usageError(
+          std::string("MW_NUM_THREADS expects an integer in [1, 1024], got '") +
+          env + "'");
+  }
   return 0;
 }
 
