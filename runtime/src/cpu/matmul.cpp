@@ -79,35 +79,60 @@ std::array<int64_t, N> batchOffsets(const Shape &batch,
 constexpr int64_t kColumnBlock = kBlasColumnBlock;
 constexpr int64_t kBlockWork = kBlasBlockWork;
 
-/// One cblas_sgemm (row major, alpha 1, beta 0), its n columns in blocks of
-/// kColumnBlock across the pool's workers when it is large enough: each
-/// block the same product on its columns of op(B) and C.
+/// The column chunks of one product: a fixed number of kColumnBlock-wide
+/// blocks per sgemm call, from the problem's size alone. OpenBLAS may pick
+/// a different kernel (and summation order) for a different call width
+/// (its small-matrix paths on some CPUs, AMD Zen among them), so the calls
+/// must not depend on how many workers there are: the same chunks are made
+/// with any pool or none, and the bits are the same.
+struct ColumnChunks {
+  int64_t width = 0, count = 0;
+  ColumnChunks(int64_t m, int64_t n, int64_t k) {
+    int64_t unitWork = std::max<int64_t>(m * kColumnBlock * k, 1);
+    int64_t grain =
+        std::max<int64_t>(4, (kBlockWork + unitWork - 1) / unitWork);
+    width = grain * kColumnBlock;
+    count = (n + width - 1) / width;
+  }
+};
+
+/// Chunk `chunk` of one cblas_sgemm (row major, alpha 1, beta 0): the same
+/// product on its columns of op(B) and C.
+void sgemmChunk(const ColumnChunks &chunks, int64_t chunk, bool transA,
+                bool transB, int64_t m, int64_t n, int64_t k, const float *a,
+                int64_t lda, const float *b, int64_t ldb, float *c,
+                int64_t ldc) {
+  CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+  int64_t j0 = chunk * chunks.width, j1 = std::min(n, j0 + chunks.width);
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
+              static_cast<int>(j1 - j0), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), transB ? b + j0 * ldb : b + j0,
+              static_cast<int>(ldb), 0.0f, c + j0, static_cast<int>(ldc));
+}
+
+/// One product, its column chunks across the pool's workers.
 void sgemmColumns(const CpuKernelOptions &options, bool transA, bool transB,
                   int64_t m, int64_t n, int64_t k, const float *a,
                   int64_t lda, const float *b, int64_t ldb, float *c,
                   int64_t ldc) {
-  CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
-  CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
-  int64_t units = (n + kColumnBlock - 1) / kColumnBlock;
-  int64_t unitWork = std::max<int64_t>(m * kColumnBlock * k, 1);
-  int64_t grain = std::max<int64_t>(4, (kBlockWork + unitWork - 1) / unitWork);
-  parallelBlocks(options, units, grain, [&](int, int64_t u0, int64_t u1) {
-    int64_t j0 = u0 * kColumnBlock, j1 = std::min(n, u1 * kColumnBlock);
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m),
-                static_cast<int>(j1 - j0), static_cast<int>(k), 1.0f, a,
-                static_cast<int>(lda), transB ? b + j0 * ldb : b + j0,
-                static_cast<int>(ldb), 0.0f, c + j0, static_cast<int>(ldc));
+  ColumnChunks chunks(m, n, k);
+  parallelFor(options, chunks.count, 1, [&](int, int64_t c0, int64_t c1) {
+    for (int64_t q = c0; q < c1; ++q)
+      sgemmChunk(chunks, q, transA, transB, m, n, k, a, lda, b, ldb, c, ldc);
   });
 }
 
-/// Products of `count` batch elements: the batch across the workers when
-/// there are enough of them, else each product's columns.
+/// Products of `count` batch elements: small ones whole, the batch across
+/// the workers; large ones in column chunks, every (element, chunk) pair
+/// across the workers. The choice depends on the sizes only, never on the
+/// pool, so any thread count gives the same bits.
 template <typename Offsets>
 void sgemmBatch(const CpuKernelOptions &options, int64_t count, bool transA,
                 bool transB, int64_t m, int64_t n, int64_t k, const float *a,
                 int64_t lda, const float *b, int64_t ldb, float *c,
                 int64_t ldc, Offsets offsets) {
-  if (count >= 2 * workerCount(options) || m * n * k < kBlockWork) {
+  if (m * n * k < kBlockWork) {
     CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
     CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
     int64_t grain = std::max<int64_t>(
@@ -123,11 +148,15 @@ void sgemmBatch(const CpuKernelOptions &options, int64_t count, bool transA,
     });
     return;
   }
-  for (int64_t bi = 0; bi < count; ++bi) {
-    std::array<int64_t, 3> o = offsets(bi);
-    sgemmColumns(options, transA, transB, m, n, k, a + o[0], lda, b + o[1],
-                 ldb, c + o[2], ldc);
-  }
+  ColumnChunks chunks(m, n, k);
+  parallelFor(options, count * chunks.count, 1,
+              [&](int, int64_t q0, int64_t q1) {
+                for (int64_t q = q0; q < q1; ++q) {
+                  std::array<int64_t, 3> o = offsets(q / chunks.count);
+                  sgemmChunk(chunks, q % chunks.count, transA, transB, m, n,
+                             k, a + o[0], lda, b + o[1], ldb, c + o[2], ldc);
+                }
+              });
 }
 
 /// Whether sgemm can take the problem: its sizes are C ints.

@@ -1335,9 +1335,9 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                     cover->bound * unit, peakBound * unit, peak.point,
                     peak.evaluated, peak.points, peak.seconds * 1e3,
                     simFitCost * unit,
-                    // Signed: below 0 when the simulation admits a plan
-                    // cheaper than the bound (it leaves out a constant
-                    // the bound counts).
+                    // Signed: below 0 would mean the simulation admits a
+                    // plan cheaper than the bound (both count the same
+                    // buffers, constants included, so it should not).
                     simFitCost > 0.0
                         ? (simFitCost - bound) / simFitCost * 100.0
                         : 0.0)

@@ -185,9 +185,10 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   std::function<int(int, int, int)> materialize = [&](int v, int p,
                                                       int wanted) -> int {
     int def = g.vals[v].def;
-    // Constants are read, not recomputed: they are not activations (the
-    // arena never holds them) and a clone per recomputed block would only
-    // copy their data into the IR (a [S, S] causal mask per block).
+    // Constants are read, not recomputed: a clone per recomputed block
+    // would copy their data into the IR (a [S, S] causal mask per block).
+    // The step's own copy is an arena buffer (--mw-form-kernels writes it
+    // there) live to its last read, clones' reads included.
     if (def < 0 || !g.nodes[def].forward || kept[v] || g.nodes[def].constant)
       return v;
     auto it = available.find(v);
@@ -373,7 +374,7 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
         continue;
       start[r] = p;
       end[r] = std::max(last[r], p);
-      outside[r] = n.constant || returned[r];
+      outside[r] = returned[r];
     }
   });
   std::vector<int64_t> delta(pos + 2, 0);

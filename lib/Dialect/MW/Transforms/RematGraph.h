@@ -136,7 +136,7 @@ struct Sharing {
 /// Keeps the saved values whose bit is set in `keep` (and the forced ones)
 /// and recomputes the others, each right before its first backward use, by
 /// cloning its recompute chain (constants are not cloned: the clones read
-/// the original, which the arena never holds); `sharing` says which clones
+/// the original, which stays in the arena to its last read); `sharing` says which clones
 /// later uses reuse. Every clone in the plan is one op in the rewritten IR, and
 /// `flops` is their sum.
 RematPlan planRemat(const StepGraph &g, const StepStructure &info,
@@ -149,8 +149,9 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// rewritten program: one buffer per value, except that a reshape is a view
 /// of its operand, an optimizer update writes its state in place, and an
 /// elementwise op reuses an operand of its type whose buffer dies there (what
-/// --mw-form-kernels and One-Shot Bufferize do); arguments, returned values
-/// and constants are not in the arena. The peak of the live bytes (each
+/// --mw-form-kernels and One-Shot Bufferize do); arguments and returned
+/// values are not in the arena, constants are (from their op to their last
+/// read, as --mw-form-kernels places them). The peak of the live bytes (each
 /// buffer rounded up to `alignment`) is the packer's lower bound, which
 /// `best` reaches within 0.2% on training steps (docs/planner.md); the
 /// chosen plan is then measured with the real pipeline. `profile`, when
