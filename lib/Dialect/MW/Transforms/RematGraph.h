@@ -136,9 +136,9 @@ struct Sharing {
 /// Keeps the saved values whose bit is set in `keep` (and the forced ones)
 /// and recomputes the others, each right before its first backward use, by
 /// cloning its recompute chain (constants are not cloned: the clones read
-/// the original, which stays in the arena to its last read); `sharing` says which clones
-/// later uses reuse. Every clone in the plan is one op in the rewritten IR, and
-/// `flops` is their sum.
+/// the original, which stays in the arena to its last read); `sharing` says
+/// which clones later uses reuse. Every clone in the plan is one op in the
+/// rewritten IR, and `flops` is their sum.
 RematPlan planRemat(const StepGraph &g, const StepStructure &info,
                     const llvm::BitVector &keep, Sharing sharing);
 
