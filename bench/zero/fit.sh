@@ -38,7 +38,7 @@ peak() {
     "$bin/mw-models" gpt --preset gpt3-175b --layers "$l" --batch "$ranks" \
       --train --emit-locations=false -o "$out/step.mlir"
     if timeout "${MW_FIT_TIMEOUT:-600}" "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
-         --mw-remat="strategy=auto budget=${b}GB" --mw-train-pipeline \
+         --mw-remat="strategy=auto budget=${b}GB hoist-updates=true" --mw-train-pipeline \
          --mw-memory-report="format=json output=$out/report.json" \
          -o /dev/null 2>/dev/null; then
       python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \

@@ -581,6 +581,10 @@ FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
     return success(d.getSeverity() == DiagnosticSeverity::Remark);
   });
   PassManager bufferize(ctx, ModuleOp::getOperationName());
+  // As --mw-train-pipeline compiles it by default: the updates moved up to
+  // where their gradients are ready, then bufferized.
+  if (hoistUpdates)
+    bufferize.addPass(createMwHoistUpdates());
   buildBufferizePipeline(bufferize);
   if (failed(bufferize.run(*copy)))
     return mlir::emitError(module.getLoc(), "mw-remat: bufferizing the rematerialized step "
@@ -1085,7 +1089,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
                            return a->simArena < b->simArena;
                          return cheaper(*a, *b);
                        });
-      Candidate *lowest = nullptr;
+      Candidate *lowest = nullptr, *fitting = nullptr;
       for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
         if (!c->arena) {
           FailureOr<Measurement> m =
@@ -1097,6 +1101,20 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         }
         if (!lowest || *c->arena < *lowest->arena)
           lowest = c;
+        // With hoist-updates the pipeline's arena can be below the
+        // simulation's (which keeps every gradient to the end): a measured
+        // plan within the budget is a plan that fits.
+        if (*c->arena <= arenaBudget && (!fitting || cheaper(*c, *fitting)))
+          fitting = c;
+      }
+      if (fitting) {
+        auto m = measured.find(fitting);
+        // Only `none` is measured without an entry: the save-all program.
+        run.result = m != measured.end() ? m->second : run.saveAll;
+        run.chosen = planRemat(g, info, fitting->keep, fitting->sharing);
+        run.keep = fitting->keep;
+        run.chosenName = fitting->name;
+        break;
       }
       std::string how = "strategy " + lowest->name +
                         (run.savedBudgetBytes >= 0 ? " within saved-budget"
@@ -1457,6 +1475,11 @@ void MwRematPass::runOnOperation() {
       !savedBudget.empty())
     return (void)fail("strategy=optimal takes budget or saved-budget, not "
                       "both; strategy=auto takes both");
+  if (strategy == RematStrategy::Optimal && hoistUpdates)
+    return (void)fail("strategy=optimal does not take hoist-updates=true: "
+                      "its lower bounds model the step's order as it is, "
+                      "and hoisted updates free gradients the bounds count; "
+                      "use strategy=auto");
   std::optional<Budget> parsedSaved;
   if (!savedBudget.empty()) {
     // Unlike a peak, a saved-activation budget may be 0: keep none.

@@ -699,7 +699,9 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     own rules).
 
     The peak of the result is measured, not estimated: the pass runs the
-    real pipeline (`--mw-bufferize`, `--mw-static-arena`) on a copy of the
+    real pipeline (`--mw-bufferize`, `--mw-static-arena`; with
+    `hoist-updates=true`, `--mw-hoist-updates` first, as
+    `--mw-train-pipeline` does by default) on a copy of the
     module and adds the arena to the persistent bytes (arguments and
     returned buffers). `budget` takes bytes (`123`, `500MB`, `6GiB`), a
     percentage of the save-all peak (`60%`) or `auto` (the memory of
@@ -758,6 +760,12 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "time of the recomputed ops) or flops">,
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Emit a remark with the peak, recompute cost and solve time">,
+    Option<"hoistUpdates", "hoist-updates", "bool", /*default=*/"false",
+           "Measure each plan as --mw-train-pipeline compiles it by "
+           "default: after --mw-hoist-updates, so gradients die at their "
+           "updates (the peaks of stage-0 and stage-3 ZeRO steps fall); "
+           "not with strategy=optimal, whose bounds model the order as it "
+           "is">,
     Option<"function", "function", "std::string",
            /*default=*/"\"train_step\"",
            "The training-step function to rematerialize">,
