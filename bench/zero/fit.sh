@@ -11,7 +11,10 @@
 # A compile that runs past MW_FIT_TIMEOUT seconds (default 600) counts as
 # not fitting and is marked in the table: --mw-remat auto at a hundred layers
 # of this width and more can take that long (docs/zero-bench.md).
-# Usage: bench/zero/fit.sh [--ranks 64] [--stages "0 1 2 3"] [--out DIR]
+# Usage: bench/zero/fit.sh [--ranks 64] [--stages "0 1 2 3"]
+#          [--budgets "80 141"] [--out DIR]
+# Peaks are cached in DIR (default $MW_BUILD_DIR/bench-zero-fit) by stage,
+# layers and budget, so a rerun compiles only what is new.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,11 +22,13 @@ build_dir=${MW_BUILD_DIR:-$root/build}
 bin=$build_dir/bin
 ranks=64
 stages="0 1 2 3"
+budgets="80 141"
 out=$build_dir/bench-zero-fit
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --stages) stages=$2; shift 2 ;;
+    --budgets) budgets=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "bench/zero/fit.sh: unknown argument '$1' (see the header)" >&2; exit 2 ;;
   esac
@@ -57,7 +62,7 @@ fits() { local p; p=$(peak "$1" "$2" "$3"); [ -n "$p" ] && [ "$p" -le "$(( $3 * 
 echo "| stage | budget (GB) | largest L that fits | its peak / rank (GB) | L + 1 | parameters (B) |"
 echo "|---|---|---|---|---|---|"
 for s in $stages; do
-  for b in 80 141; do
+  for b in $budgets; do
     l=0
     if fits "$s" 1 "$b"; then
       lo=1; hi=2

@@ -22,7 +22,7 @@
 // OPTIONS-LABEL: func.func @train_step
 // OPTIONS-SAME:  {mw.arena}{{.*}}mw.arena_alignment = 64 : i64
 
-// HELP:      --mw-train-pipeline
+// HELP:      {{^ *}}--mw-train-pipeline{{ +}}-{{ +}}Compile a step
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
 // HELP-NEXT:   --fuse
