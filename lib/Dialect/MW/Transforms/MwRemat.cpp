@@ -1069,6 +1069,12 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       measuredPlans.push_back({plan, *m});
     return m;
   };
+  auto choose = [&](const Candidate &c, RematPlan plan, const Measurement &m) {
+    run.result = m;
+    run.chosen = std::move(plan);
+    run.keep = c.keep;
+    run.chosenName = c.name;
+  };
   while (true) {
     Candidate *best = nullptr;
     for (Candidate &c : cands)
@@ -1110,10 +1116,8 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (fitting) {
         auto m = measured.find(fitting);
         // Only `none` is measured without an entry: the save-all program.
-        run.result = m != measured.end() ? m->second : run.saveAll;
-        run.chosen = planRemat(g, info, fitting->keep, fitting->sharing);
-        run.keep = fitting->keep;
-        run.chosenName = fitting->name;
+        choose(*fitting, planRemat(g, info, fitting->keep, fitting->sharing),
+               m != measured.end() ? m->second : run.saveAll);
         break;
       }
       std::string how = "strategy " + lowest->name +
@@ -1127,21 +1131,18 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     }
     RematPlan plan = planRemat(g, info, best->keep, best->sharing);
     if (best->arena) {
-      run.result = run.saveAll; // only `none` starts measured
-    } else {
-      FailureOr<Measurement> m = measureOnce(plan);
-      if (failed(m))
-        return failure();
-      best->arena = m->arena;
-      run.result = *m;
-      if (m->arena > arenaBudget) {
-        measured[best] = std::move(*m);
-        continue;
-      }
+      choose(*best, std::move(plan), run.saveAll); // only `none` starts measured
+      break;
     }
-    run.chosen = std::move(plan);
-    run.keep = best->keep;
-    run.chosenName = best->name;
+    FailureOr<Measurement> m = measureOnce(plan);
+    if (failed(m))
+      return failure();
+    best->arena = m->arena;
+    if (m->arena > arenaBudget) {
+      measured[best] = std::move(*m);
+      continue;
+    }
+    choose(*best, std::move(plan), *m);
     break;
   }
   return success();
