@@ -2,8 +2,9 @@
 //
 // BufferizableOpInterface for the mw dialect (the pipelines that use it are
 // built in Passes.cpp).
-// In-place decisions are One-Shot Analysis's: the models only state which
-// operands each op reads, writes and ties to its results.
+// The models only state which operands each op reads, writes and ties to
+// its results; in-place decisions are --mw-one-shot-bufferize's (One-Shot
+// Analysis's for programs outside kernel form).
 //
 //===----------------------------------------------------------------------===//
 

@@ -14,31 +14,16 @@
 #include "memwall/Transforms/PassOptionsMirror.h"
 #include "memwall/Transforms/Passes.h"
 
-#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
-#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
-using namespace mlir::bufferization;
 using namespace mlir::mw;
 
 void mlir::mw::buildBufferizePipeline(OpPassManager &pm, bool foldViews) {
   pm.addPass(createMwFormKernels());
-  OneShotBufferizationOptions options;
-  options.bufferizeFunctionBoundaries = true;
-  options.setFunctionBoundaryTypeConversion(LayoutMapOption::IdentityLayoutMap);
-  // Kernel bodies compute on tensors whatever the kernel's operands are.
-  options.opFilter.denyOperation(
-      [](Operation *op) { return op->getParentOfType<KernelOp>() != nullptr; });
-  options.unknownTypeConverterFn = [](Value value, Attribute memorySpace,
-                                      const BufferizationOptions &) {
-    auto type = cast<TensorType>(value.getType());
-    return getMemRefTypeWithStaticIdentityLayout(type, memorySpace);
-  };
-  pm.addPass(createOneShotBufferizePass(options));
+  pm.addPass(createMwOneShotBufferize());
   if (foldViews)
     pm.addPass(createMwFoldViews());
 }
@@ -121,8 +106,9 @@ void mlir::mw::registerMWPipelines() {
   PassPipelineRegistration<BufferizePipelineOptions>(
       "mw-bufferize",
       "Bufferize an mw program: --mw-fuse (with fuse=true), "
-      "--mw-form-kernels, then One-Shot Bufferize across function boundaries "
-      "(identity-layout memrefs) and --mw-fold-views; every transient tensor "
+      "--mw-form-kernels, --mw-one-shot-bufferize (One-Shot Bufferize across "
+      "function boundaries, identity-layout memrefs, in-place decisions in "
+      "linear time) and --mw-fold-views; every transient tensor "
       "becomes one memref.alloc or a view, ready for --mw-static-arena",
       [](OpPassManager &pm, const BufferizePipelineOptions &options) {
         if (options.fuse)

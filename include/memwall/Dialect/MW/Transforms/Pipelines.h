@@ -17,8 +17,9 @@ namespace mlir {
 class OpPassManager;
 
 namespace mw {
-/// Adds --mw-bufferize's passes to `pm`: --mw-form-kernels, then One-Shot
-/// Bufferize across function boundaries with identity-layout memrefs, then
+/// Adds --mw-bufferize's passes to `pm`: --mw-form-kernels, then
+/// --mw-one-shot-bufferize (One-Shot Bufferize across function boundaries
+/// with identity-layout memrefs, in-place decisions by a linear rule), then
 /// --mw-fold-views when `foldViews`.
 void buildBufferizePipeline(OpPassManager &pm, bool foldViews = true);
 
