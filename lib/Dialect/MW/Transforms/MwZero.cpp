@@ -551,8 +551,31 @@ struct ZeroRewriter {
   LogicalResult averageLoss();
   LogicalResult run();
 
-  // Arguments and results appended to the function, erased at the end.
-  SmallVector<std::tuple<Type, DictionaryAttr>> newArgs;
+  // Arguments and results the shards add: block arguments and return
+  // operands at once, the function's type and attributes once, in
+  // finishSignature (one FunctionType and attribute array per insertion
+  // made the pass quadratic in the buckets).
+  SmallVector<DictionaryAttr> newArgAttrs, newResultAttrs;
+  unsigned oldNumArgs = 0, oldNumResults = 0;
+  void finishSignature();
+  /// The role of result `i` of the function, new results included.
+  RoleAttr resultRole(unsigned i) {
+    if (i < oldNumResults)
+      return func.getResultAttrOfType<RoleAttr>(i, "mw.role");
+    return newResultAttrs[i - oldNumResults].getAs<RoleAttr>("mw.role");
+  }
+  /// Whether `x` comes before `y` in the body (ops nested in either count
+  /// as the op). Operation::isBeforeInBlock keeps the block's order with
+  /// gaps, so the ops inserted bucket by bucket do not renumber the body.
+  bool before(Operation *x, Operation *y) {
+    Block &body = func.getBody().front();
+    Operation *a = body.findAncestorOpInBlock(*x);
+    Operation *c = body.findAncestorOpInBlock(*y);
+    return a != c && a->isBeforeInBlock(c);
+  }
+  /// The ops the returned outputs depend on (the forward pass), taken once
+  /// before the first gather: only the step's own ops are asked about.
+  std::optional<llvm::DenseSet<Operation *>> forwardOps;
   llvm::BitVector eraseArgs, eraseResults;
 };
 
@@ -804,7 +827,7 @@ void ZeroRewriter::reduceWholeBucket(Bucket &bk) {
   for (Param *p : bk.members)
     for (Operation *user : p->grad.getUsers())
       if (!flattenOps.contains(user) &&
-          (!firstUse || position.lookup(user) < position.lookup(firstUse)))
+          (!firstUse || before(user, firstUse)))
         firstUse = user;
   b.setInsertionPoint(firstUse);
   Value done = complete(sum, firstUse);
@@ -828,22 +851,23 @@ LogicalResult ZeroRewriter::run() {
   renumber();
   formBuckets();
   unsigned numArgs = func.getNumArguments();
+  oldNumArgs = numArgs;
+  oldNumResults = func.getNumResults();
   eraseArgs.resize(numArgs);
   eraseResults.resize(func.getNumResults());
   for (auto [i, bk] : llvm::enumerate(buckets)) {
     if (bk.whole) {
       reduceWholeBucket(bk);
-      renumber();
       continue;
     }
     if (failed(shardBucket(bk, i)))
       return failure();
-    renumber();
   }
   if (failed(averageLoss()))
     return failure();
   if (stage == 3 && overlap)
     prefetch();
+  finishSignature();
   // Drop what the sharded state replaced.
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   ret->eraseOperands(eraseResults);
@@ -864,8 +888,7 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Operation *firstUpdate = nullptr;
   for (Param *p : bk.members)
-    if (!firstUpdate ||
-        position.lookup(p->update) < position.lookup(firstUpdate))
+    if (!firstUpdate || before(p->update, firstUpdate))
       firstUpdate = p->update;
   Param *last = *llvm::max_element(
       bk.members, [](Param *a, Param *c) { return a->gradPos < c->gradPos; });
@@ -918,17 +941,15 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   };
   auto addArg = [&](Role role, StringRef name, int state = -1,
                     Type type = Type()) {
-    unsigned i = func.getNumArguments();
-    (void)func.insertArgument(i, type ? type : pieceType,
-                              argAttrs(role, name, state), loc);
-    eraseArgs.resize(func.getNumArguments());
-    return func.getArgument(i);
+    BlockArgument arg = body.addArgument(type ? type : pieceType, loc);
+    newArgAttrs.push_back(argAttrs(role, name, state));
+    eraseArgs.resize(body.getNumArguments());
+    return arg;
   };
   auto addResult = [&](Value v, Role role, StringRef name, int state = -1) {
-    unsigned i = func.getNumResults();
-    (void)func.insertResult(i, v.getType(), argAttrs(role, name, state));
-    eraseResults.resize(func.getNumResults());
+    newResultAttrs.push_back(argAttrs(role, name, state));
     ret->insertOperands(ret.getNumOperands(), v);
+    eraseResults.resize(ret.getNumOperands());
   };
 
   // (With a master, the parameters' piece is only the old value that fp16's
@@ -1072,37 +1093,39 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
 LogicalResult ZeroRewriter::gatherParams(
     Bucket &bk, Value piece,
     SmallVectorImpl<std::pair<Operation *, Operation *>> &gathers) {
-  renumber();
   // The forward pass: what the returned loss depends on.
-  llvm::DenseSet<Operation *> forward;
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<Value> work;
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    auto role = func.getResultAttrOfType<RoleAttr>(i, "mw.role");
-    if (role && role.getValue() == Role::output)
-      work.push_back(v);
+  if (!forwardOps) {
+    forwardOps.emplace();
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    SmallVector<Value> work;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      RoleAttr role = resultRole(i);
+      if (role && role.getValue() == Role::output)
+        work.push_back(v);
+    }
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || !forwardOps->insert(def).second)
+        continue;
+      for (Value o : def->getOperands())
+        work.push_back(o);
+    }
   }
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    if (!def || !forward.insert(def).second)
-      continue;
-    for (Value o : def->getOperands())
-      work.push_back(o);
-  }
+  const llvm::DenseSet<Operation *> &forward = *forwardOps;
   struct Use {
     OpOperand *operand;
-    int64_t at;
     bool fwd;
     unsigned member;
   };
   SmallVector<Use> uses;
   for (auto [m, p] : llvm::enumerate(bk.members))
     for (OpOperand &use : func.getArgument(p->arg).getUses())
-      uses.push_back({&use, position.lookup(use.getOwner()),
-                      forward.contains(use.getOwner()),
+      uses.push_back({&use, forward.contains(use.getOwner()),
                       static_cast<unsigned>(m)});
-  llvm::stable_sort(uses, [](const Use &x, const Use &y) { return x.at < y.at; });
+  llvm::stable_sort(uses, [&](const Use &x, const Use &y) {
+    return before(x.operand->getOwner(), y.operand->getOwner());
+  });
   size_t i = 0;
   while (i < uses.size()) {
     size_t j = i;
@@ -1124,6 +1147,26 @@ LogicalResult ZeroRewriter::gatherParams(
   return success();
 }
 
+void ZeroRewriter::finishSignature() {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto attrsOf = [&](ArrayAttr old, unsigned oldCount,
+                     ArrayRef<DictionaryAttr> added) {
+    SmallVector<Attribute> all;
+    for (unsigned i = 0; i < oldCount; ++i)
+      all.push_back(old ? old[i] : b.getDictionaryAttr({}));
+    all.append(added.begin(), added.end());
+    return b.getArrayAttr(all);
+  };
+  ArrayAttr args = attrsOf(func.getAllArgAttrs(), oldNumArgs, newArgAttrs);
+  ArrayAttr results =
+      attrsOf(func.getAllResultAttrs(), oldNumResults, newResultAttrs);
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+  func.setAllArgAttrs(args);
+  func.setAllResultAttrs(results);
+}
+
 /// The loss and any other output computed from the rank's share of the
 /// batch: averaged across ranks, so every rank returns the global batch's
 /// value (the mean of equal shares' means is the mean).
@@ -1131,7 +1174,7 @@ LogicalResult ZeroRewriter::averageLoss() {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   b.setInsertionPoint(ret);
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-    auto role = func.getResultAttrOfType<RoleAttr>(i, "mw.role");
+    RoleAttr role = resultRole(i);
     if (!role || role.getValue() != Role::output ||
         !split->isPartial(ret.getOperand(i)))
       continue;
