@@ -1509,6 +1509,8 @@ void MwRematPass::runOnOperation() {
   if (failed(checkStep(info)))
     return signalPassFailure();
   StepGraph g(info, *tgt, cost == "flops");
+  // Simulate the order the measurements bufferize.
+  g.simulateHoisted = hoistUpdates;
   RematRun run(info, g);
   run.n = info.saved.size();
   verifySeconds = 0.0;

@@ -8,7 +8,11 @@
 
 #include "RematGraph.h"
 
+#include "TensorSchedule.h"
+
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -21,6 +25,7 @@ using namespace mlir::mw::remat;
 
 StepGraph::StepGraph(const StepStructure &info, const Target &target,
                      bool flopsCost) {
+  llvm::DenseMap<Operation *, int> nodeIds;
   for (BlockArgument arg : info.body->getArguments())
     idOf(arg);
   for (Operation &op : *info.body) {
@@ -38,6 +43,7 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
           n.operands.push_back(idOf(v));
     });
     int id = nodes.size();
+    nodeIds[&op] = id;
     for (Value r : op.getResults()) {
       n.results.push_back(idOf(r));
       vals[n.results.back()].def = id;
@@ -47,6 +53,22 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
       std::optional<unsigned> t = getInPlaceOperand(&op, r);
       n.tied.push_back(update && t ? static_cast<int>(*t) : -1);
       n.inPlace.push_back(!update && t);
+    }
+    n.hoistable = isa<AdamWOp, SgdOp>(op) && op.getNumResults() > 0;
+    for (unsigned r = 0; r < op.getNumResults() && n.hoistable; ++r)
+      n.hoistable = !getInPlaceOperand(&op, r) || updatesArgument(&op, r);
+    if (n.hoistable) {
+      // MwHoistUpdates.cpp's blockOf: the layer of the parameter's name,
+      // for an update whose results only the return reads.
+      bool onlyReturned = llvm::all_of(op.getUsers(), [](Operation *user) {
+        return user->hasTrait<mlir::OpTrait::ReturnLike>();
+      });
+      auto arg = dyn_cast<BlockArgument>(op.getOperand(0));
+      if (onlyReturned && arg && arg.getOwner() == info.body)
+        if (auto name = FunctionOpInterface(info.func).getArgAttrOfType<StringAttr>(
+                arg.getArgNumber(), MWDialect::kNameAttrName))
+          if (std::optional<int64_t> layer = layerNumberOf(name.getValue()))
+            n.hoistGroup = *layer;
     }
     n.forward = info.forward.contains(&op);
     n.terminator = op.hasTrait<mlir::OpTrait::IsTerminator>();
@@ -59,6 +81,33 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
   }
   for (Value v : info.saved)
     saved.push_back(ids.lookup(v));
+  // The ops that only feed hoistable updates (MwHoistUpdates.cpp's
+  // mayFeed), found from the end: every user is such an op or an update.
+  for (int j = static_cast<int>(nodes.size()) - 1; j >= 0; --j) {
+    Node &n = nodes[j];
+    Operation *op = n.op;
+    if (n.terminator || n.hoistable || n.results.empty() ||
+        op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+      continue;
+    if (!isa<mesh::AllSliceOp>(op) &&
+        (!(isPointwiseOp(op) || isa<ConcatOp>(op)) || isa<SelectOp>(op)))
+      continue;
+    bool onlyUpdates = true;
+    SmallVector<int> users;
+    for (Value r : op->getResults())
+      for (Operation *user : r.getUsers()) {
+        auto it = nodeIds.find(user);
+        if (it != nodeIds.end() && nodes[it->second].terminator)
+          continue;
+        onlyUpdates &= it != nodeIds.end() &&
+                       (nodes[it->second].hoistable || nodes[it->second].feeds);
+        if (onlyUpdates && !llvm::is_contained(users, it->second))
+          users.push_back(it->second);
+      }
+    n.feeds = onlyUpdates && !users.empty();
+    if (n.feeds)
+      n.feedUsers = std::move(users);
+  }
 
   // Backward segments and boundary values, keyed by the block of each op's
   // layer path: "h.3" for "h.3.attn", one key for every named layer outside
@@ -311,18 +360,107 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
   };
   std::vector<char> returned(numValues, 0);
   std::vector<int> nodeAt;
+  // Where each op runs: its position, or with simulateHoisted the position
+  // --mw-hoist-updates gives the updates and the ops that feed them.
+  std::vector<int> at;
+  auto moves = [&](const StepGraph::Node &n, const RematPlan::Clone *c) {
+    return g.simulateHoisted && !c && (n.hoistable || n.feeds);
+  };
+  if (g.simulateHoisted) {
+    // The reads of everything else (clones included) and when each value
+    // is ready, a fed op's result as soon as its operands are.
+    std::vector<int> lastOther(numValues, -1), ready(numValues, -1),
+        viewRoot(numValues);
+    for (int i = 0; i < numValues; ++i)
+      viewRoot[i] = i;
+    std::vector<int> nodePos(g.nodes.size(), -1), hoisted(g.nodes.size(), -1);
+    forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                  bool backward) {
+      int j = static_cast<int>(&n - g.nodes.data());
+      if (!c)
+        nodePos[j] = p;
+      int r0 = n.results.empty() ? -1 : resultAt(n, c, 0);
+      if (n.view && n.numDirect > 0 && r0 >= 0)
+        viewRoot[r0] = viewRoot[operandAt(n, c, backward, 0)];
+      int readyAt = -1;
+      for (unsigned o = 0; o < n.operands.size(); ++o) {
+        int v = operandAt(n, c, backward, o);
+        readyAt = std::max(readyAt, ready[v]);
+        if (!moves(n, c))
+          lastOther[viewRoot[v]] = std::max(lastOther[viewRoot[v]], p);
+      }
+      if (moves(n, c) && n.hoistable) {
+        for (int t : n.tied)
+          if (t >= 0) {
+            int v = operandAt(n, c, backward, t);
+            readyAt = std::max(readyAt, lastOther[viewRoot[v]]);
+          }
+        hoisted[j] = std::max(readyAt, 0);
+      }
+      for (unsigned r = 0; r < n.results.size(); ++r)
+        ready[resultAt(n, c, r)] = moves(n, c) && n.feeds ? readyAt : p;
+    });
+    // A block's updates run together, when the last of them may.
+    llvm::DenseMap<int64_t, int> groupAt;
+    for (auto [j, n] : llvm::enumerate(g.nodes))
+      if (n.hoistable && n.hoistGroup >= 0) {
+        int &a = groupAt[n.hoistGroup];
+        a = std::max(a, hoisted[j]);
+      }
+    for (auto [j, n] : llvm::enumerate(g.nodes))
+      if (n.hoistable && n.hoistGroup >= 0)
+        hoisted[j] = groupAt[n.hoistGroup];
+    // A fed op runs right before the first update it feeds is placed, and
+    // never later than it was.
+    for (int j = static_cast<int>(g.nodes.size()) - 1; j >= 0; --j) {
+      const StepGraph::Node &n = g.nodes[j];
+      if (!n.feeds)
+        continue;
+      int place = nodePos[j];
+      for (int user : n.feedUsers)
+        place = std::min(place, hoisted[user]);
+      hoisted[j] = place;
+    }
+    // The list schedule: every op in its order, each moved op right after
+    // the op it waits for (moved ops that wait for one op in their order),
+    // so that they do not all count at one point.
+    int numPos = pos;
+    std::vector<int> head(numPos, -1), tail(numPos, -1), next(numPos, -1);
+    std::vector<char> moved(numPos, 0);
+    forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
+                  bool) {
+      if (!moves(n, c))
+        return;
+      moved[p] = 1;
+      int a = hoisted[&n - g.nodes.data()];
+      if (tail[a] < 0)
+        head[a] = p;
+      else
+        next[tail[a]] = p;
+      tail[a] = p;
+    });
+    at.assign(numPos, 0);
+    int order = 0;
+    for (int p = 0; p < numPos; ++p) {
+      if (!moved[p])
+        at[p] = order++;
+      for (int m = head[p]; m >= 0; m = next[m])
+        at[m] = order++;
+    }
+  }
   forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
                 bool backward) {
     // -1 for a clone (`n` is then the forward node it copies).
     nodeAt.push_back(c ? -1 : static_cast<int>(&n - g.nodes.data()));
+    int q = at.empty() ? p : at[p];
     for (unsigned o = 0; o < n.operands.size(); ++o) {
       int v = operandAt(n, c, backward, o);
-      last[v] = p;
+      last[v] = std::max(last[v], q);
       if (n.terminator)
         returned[v] = 1;
     }
     for (unsigned r = 0; r < n.results.size(); ++r)
-      def[resultAt(n, c, r)] = p;
+      def[resultAt(n, c, r)] = q;
   });
   // Pass 2: buffers (union-find over aliasing values).
   std::vector<int> parent(numValues);
@@ -348,6 +486,8 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
   };
   forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
                 bool backward) {
+    if (!at.empty())
+      p = at[p];
     for (unsigned ri = 0; ri < n.results.size(); ++ri) {
       int r = resultAt(n, c, ri);
       if (n.view && n.numDirect > 0) {
@@ -377,6 +517,12 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
       outside[r] = returned[r];
     }
   });
+  if (!at.empty()) {
+    std::vector<int> byPosition(nodeAt.size(), -1);
+    for (size_t p = 0; p < nodeAt.size(); ++p)
+      byPosition[at[p]] = nodeAt[p];
+    nodeAt = std::move(byPosition);
+  }
   std::vector<int64_t> delta(pos + 2, 0);
   for (int i = 0; i < numValues; ++i) {
     if (parent[i] != i || outside[i] || def[i] < 0)

@@ -49,6 +49,18 @@ struct StepGraph {
     SmallVector<int> tied;
     SmallVector<bool> inPlace;
     bool forward = false, terminator = false, view = false, constant = false;
+    /// What --mw-hoist-updates moves: an optimizer update that writes every
+    /// state in place into the arguments it replaces (`hoistable`), and an
+    /// op that only feeds such updates and moves with them (`feeds`: a
+    /// pointwise op, a concatenation or a local slice of a collective).
+    bool hoistable = false, feeds = false;
+    /// For an op that `feeds`: the nodes that read its results (the return
+    /// aside).
+    SmallVector<int> feedUsers;
+    /// For a hoistable update of a transformer block's parameter, the
+    /// block: --mw-hoist-updates runs a block's updates side by side, once
+    /// all of them may run (its group=block). -1 otherwise.
+    int64_t hoistGroup = -1;
     /// For a backward op, its backward segment: a maximal run of backward
     /// ops of one transformer block (or of the layers outside blocks: the
     /// loss tail); ops without a layer path join the run they are in, and
@@ -76,6 +88,9 @@ struct StepGraph {
   llvm::DenseMap<Value, int> ids;
   /// The value id of each of StepInfo::saved, and which ids are saved.
   SmallVector<int> saved;
+  /// simulateArena places the updates (and the ops that only feed them)
+  /// where --mw-hoist-updates would: --mw-remat's hoist-updates=true.
+  bool simulateHoisted = false;
 
   StepGraph(const StepStructure &info, const Target &target, bool flopsCost);
   bool isBackward(int node) const {
@@ -151,7 +166,12 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// elementwise op reuses an operand of its type whose buffer dies there (what
 /// --mw-form-kernels and One-Shot Bufferize do); arguments and returned
 /// values are not in the arena, constants are (from their op to their last
-/// read, as --mw-form-kernels places them). The peak of the live bytes (each
+/// read, as --mw-form-kernels places them). With `g.simulateHoisted`, each
+/// hoistable update runs as soon as its operands exist and the other reads
+/// of what it overwrites are done, the ops that only feed it right before
+/// it (--mw-hoist-updates' list schedule, so its gradient dies there); it
+/// is counted at the position of the last op it waits for.
+/// The peak of the live bytes (each
 /// buffer rounded up to `alignment`) is the packer's lower bound, which
 /// `best` reaches within 0.2% on training steps (docs/planner.md); the
 /// chosen plan is then measured with the real pipeline. `profile`, when

@@ -10,18 +10,18 @@
 // RUN: mw-opt %t.mlp.mlir --mw-remat="strategy=none verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAIN
 // PLAIN: remark: {{.*}}mw-remat: strategy=none {{.*}} peak=112540 {{.*}} arena=28928 simulated_arena=28928 persistent=83612
 
-// The measured arena is the pipeline's, byte for byte; the simulation
-// (which keeps the order as it is) stays where it was.
+// The measured arena is the pipeline's, byte for byte, and so is the
+// simulation's: it places each update (and the ops that only feed it) where
+// --mw-hoist-updates does.
 // RUN: mw-opt %t.mlp.mlir --mw-remat="strategy=none verbose=true hoist-updates=true" --mw-train-pipeline -o %t.mlp.p.mlir 2> %t.mlp.err
 // RUN: cat %t.mlp.err %t.mlp.p.mlir | FileCheck %s --check-prefix=HOIST
-// HOIST: remark: {{.*}}mw-remat: strategy=none {{.*}} peak=104348 {{.*}} arena=[[ARENA:20736]] simulated_arena=28928 persistent=83612
+// HOIST: remark: {{.*}}mw-remat: strategy=none {{.*}} peak=104348 {{.*}} arena=[[ARENA:20736]] simulated_arena=20736 persistent=83612
 // HOIST: func.func @train_step
 // HOIST-SAME: mw.arena_size = [[ARENA]]
 
 // A budget between the two peaks: unreachable for the unhoisted program,
-// met by saving everything once the updates are hoisted. Where no candidate
-// simulates under the budget, auto measures the lowest few, and a measured
-// plan within the budget is chosen.
+// met by saving everything once the updates are hoisted (the simulation
+// sees it too, so `none` is the cheapest candidate under the budget).
 // RUN: not mw-opt %t.mlp.mlir --mw-remat="strategy=auto budget=104400 verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
 // UNREACHABLE: error: {{.*}}mw-remat: budget 104400 B {{.*}} is unreachable for @train_step: the smallest planned peak found is 112540 B
 // RUN: mw-opt %t.mlp.mlir --mw-remat="strategy=auto budget=104400 verbose=true hoist-updates=true" -o %t.mlp.auto.mlir 2>&1 | FileCheck %s --check-prefix=FITS
