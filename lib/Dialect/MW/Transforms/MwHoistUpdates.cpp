@@ -41,7 +41,6 @@
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -60,33 +59,6 @@ using namespace mlir::mw;
 
 namespace {
 
-/// An update the pass moves: mw.adamw or mw.sgd whose every tied result is
-/// written into the function argument it replaces.
-bool isHoistableUpdate(Operation *op) {
-  if (!isa<AdamWOp, SgdOp>(op))
-    return false;
-  for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)
-    if (getInPlaceOperand(op, r) && !updatesArgument(op, r))
-      return false;
-  return true;
-}
-
-/// Whether `op` may be pulled up with the updates it feeds: an mw op that
-/// reads each element where it writes one (pointwise: a cast, a scaling, a
-/// sum of two gradients, a splat, a reshape, a slice; or a concatenation),
-/// or a collective's local slice (mesh.all_slice copies this rank's piece
-/// and talks to no one). The pointwise ops exclude mw.select, which writes
-/// into the argument it replaces; the rest of the backward pass, which
-/// also only feeds the updates, stays in its order.
-bool mayFeed(Operation *op) {
-  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
-      !isMemoryEffectFree(op))
-    return false;
-  if (isa<mesh::AllSliceOp>(op))
-    return true;
-  return (isPointwiseOp(op) || isa<ConcatOp>(op)) && !isa<SelectOp>(op);
-}
-
 struct HoistResult {
   /// -1: the body has ops with memory effects (bufferized IR), left alone.
   int64_t moved = 0;
@@ -95,25 +67,6 @@ struct HoistResult {
   /// The new order would have raised the peak: the original was kept.
   bool kept = false;
 };
-
-/// The transformer block whose parameter `update` replaces (the first
-/// all-digit component of the parameter argument's mw.name), or nullopt:
-/// a parameter outside blocks, or an update whose new values are read by
-/// more than the return.
-std::optional<int64_t> blockOf(Operation *update) {
-  for (Value r : update->getResults())
-    for (Operation *user : r.getUsers())
-      if (!user->hasTrait<mlir::OpTrait::ReturnLike>())
-        return std::nullopt;
-  auto arg = dyn_cast<BlockArgument>(update->getOperand(0));
-  auto func = update->getParentOfType<FunctionOpInterface>();
-  if (!arg || !func || arg.getOwner() != &func.getFunctionBody().front())
-    return std::nullopt;
-  auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "mw.name");
-  if (!name)
-    return std::nullopt;
-  return layerNumberOf(name.getValue());
-}
 
 HoistResult hoistUpdates(Block &body, bool groupByBlock) {
   HoistResult result;
@@ -150,7 +103,7 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock) {
   if (seeds.empty())
     return result;
   for (int i = n - 1; i >= 0; --i) {
-    if (seed[i] || !mayFeed(ops[i]))
+    if (seed[i] || !mayFeedUpdates(ops[i]))
       continue;
     bool any = false, only = true;
     for (Operation *user : ops[i]->getUsers()) {
@@ -219,7 +172,7 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock) {
   if (groupByBlock) {
     llvm::MapVector<int64_t, SmallVector<int>> blocks;
     for (int u : seeds)
-      if (std::optional<int64_t> b = blockOf(ops[u]))
+      if (std::optional<int64_t> b = updateBlockOf(ops[u]))
         blocks[*b].push_back(u);
     for (auto &[b, members] : blocks) {
       SmallVector<int> all;

@@ -10,9 +10,7 @@
 
 #include "TensorSchedule.h"
 
-#include "mlir/Dialect/Mesh/IR/MeshOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -54,22 +52,10 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
       n.tied.push_back(update && t ? static_cast<int>(*t) : -1);
       n.inPlace.push_back(!update && t);
     }
-    n.hoistable = isa<AdamWOp, SgdOp>(op) && op.getNumResults() > 0;
-    for (unsigned r = 0; r < op.getNumResults() && n.hoistable; ++r)
-      n.hoistable = !getInPlaceOperand(&op, r) || updatesArgument(&op, r);
-    if (n.hoistable) {
-      // MwHoistUpdates.cpp's blockOf: the layer of the parameter's name,
-      // for an update whose results only the return reads.
-      bool onlyReturned = llvm::all_of(op.getUsers(), [](Operation *user) {
-        return user->hasTrait<mlir::OpTrait::ReturnLike>();
-      });
-      auto arg = dyn_cast<BlockArgument>(op.getOperand(0));
-      if (onlyReturned && arg && arg.getOwner() == info.body)
-        if (auto name = FunctionOpInterface(info.func).getArgAttrOfType<StringAttr>(
-                arg.getArgNumber(), MWDialect::kNameAttrName))
-          if (std::optional<int64_t> layer = layerNumberOf(name.getValue()))
-            n.hoistGroup = *layer;
-    }
+    n.hoistable = isHoistableUpdate(&op);
+    if (n.hoistable)
+      if (std::optional<int64_t> block = updateBlockOf(&op))
+        n.hoistGroup = *block;
     n.forward = info.forward.contains(&op);
     n.terminator = op.hasTrait<mlir::OpTrait::IsTerminator>();
     n.view = isa<ReshapeOp>(op);
@@ -81,16 +67,13 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
   }
   for (Value v : info.saved)
     saved.push_back(ids.lookup(v));
-  // The ops that only feed hoistable updates (MwHoistUpdates.cpp's
-  // mayFeed), found from the end: every user is such an op or an update.
+  // The ops that only feed hoistable updates (as --mw-hoist-updates finds
+  // them), found from the end: every reader but the return is such an op
+  // or an update, and there is one.
   for (int j = static_cast<int>(nodes.size()) - 1; j >= 0; --j) {
     Node &n = nodes[j];
     Operation *op = n.op;
-    if (n.terminator || n.hoistable || n.results.empty() ||
-        op->getNumRegions() != 0 || !isMemoryEffectFree(op))
-      continue;
-    if (!isa<mesh::AllSliceOp>(op) &&
-        (!(isPointwiseOp(op) || isa<ConcatOp>(op)) || isa<SelectOp>(op)))
+    if (n.terminator || n.hoistable || !mayFeedUpdates(op))
       continue;
     bool onlyUpdates = true;
     SmallVector<int> users;

@@ -169,8 +169,9 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// read, as --mw-form-kernels places them). With `g.simulateHoisted`, each
 /// hoistable update runs as soon as its operands exist and the other reads
 /// of what it overwrites are done, the ops that only feed it right before
-/// it (--mw-hoist-updates' list schedule, so its gradient dies there); it
-/// is counted at the position of the last op it waits for.
+/// it, a block's updates together (--mw-hoist-updates' list schedule, so
+/// each gradient dies at its update); moved ops keep their order among
+/// themselves, right after the op they wait for.
 /// The peak of the live bytes (each
 /// buffer rounded up to `alignment`) is the packer's lower bound, which
 /// `best` reaches within 0.2% on training steps (docs/planner.md); the

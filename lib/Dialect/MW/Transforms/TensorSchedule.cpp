@@ -7,7 +7,12 @@
 
 #include "TensorSchedule.h"
 
+#include "memwall/Analysis/StepStructure.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
+
+#include "mlir/Dialect/Mesh/IR/MeshOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -28,6 +33,39 @@ bool mlir::mw::updatesArgument(Operation *op, unsigned index) {
     return false;
   std::optional<unsigned> tied = getInPlaceOperand(op, index);
   return tied && isa<BlockArgument>(op->getOperand(*tied));
+}
+
+bool mlir::mw::isHoistableUpdate(Operation *op) {
+  if (!isa<AdamWOp, SgdOp>(op))
+    return false;
+  for (unsigned r = 0, e = op->getNumResults(); r < e; ++r)
+    if (getInPlaceOperand(op, r) && !updatesArgument(op, r))
+      return false;
+  return true;
+}
+
+bool mlir::mw::mayFeedUpdates(Operation *op) {
+  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      !isMemoryEffectFree(op))
+    return false;
+  if (isa<mesh::AllSliceOp>(op))
+    return true;
+  return (isPointwiseOp(op) || isa<ConcatOp>(op)) && !isa<SelectOp>(op);
+}
+
+std::optional<int64_t> mlir::mw::updateBlockOf(Operation *update) {
+  for (Value r : update->getResults())
+    for (Operation *user : r.getUsers())
+      if (!user->hasTrait<mlir::OpTrait::ReturnLike>())
+        return std::nullopt;
+  auto arg = dyn_cast<BlockArgument>(update->getOperand(0));
+  auto func = update->getParentOfType<FunctionOpInterface>();
+  if (!arg || !func || arg.getOwner() != &func.getFunctionBody().front())
+    return std::nullopt;
+  auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "mw.name");
+  if (!name)
+    return std::nullopt;
+  return layerNumberOf(name.getValue());
 }
 
 SmallVector<Value> mlir::mw::getOverwrittenOperands(Operation *op) {

@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::mw {
 
@@ -33,6 +34,27 @@ bool updatesArgument(Operation *op, unsigned index);
 /// to. Empty for every other op (elementwise ops reuse an operand's buffer
 /// only where it dies, which --mw-form-kernels decides on the final order).
 SmallVector<Value> getOverwrittenOperands(Operation *op);
+
+/// What --mw-hoist-updates moves, shared with --mw-remat's simulation of
+/// its order (RematGraph.cpp): an mw.adamw or mw.sgd whose every tied
+/// result is written into the function argument it replaces.
+bool isHoistableUpdate(Operation *op);
+
+/// Whether `op` may be pulled up with the updates it feeds: an mw op that
+/// reads each element where it writes one (pointwise: a cast, a scaling, a
+/// sum of two gradients, a splat, a reshape, a slice; or a concatenation),
+/// or a collective's local slice (mesh.all_slice copies this rank's piece
+/// and talks to no one). The pointwise ops exclude mw.select, which writes
+/// into the argument it replaces; the rest of the backward pass, which
+/// also only feeds the updates, stays in its order.
+bool mayFeedUpdates(Operation *op);
+
+/// The transformer block whose parameter `update` replaces (the first
+/// all-digit component of the parameter argument's mw.name), or nullopt:
+/// a parameter outside blocks, or an update whose new values are read by
+/// more than the return. --mw-hoist-updates' group=block runs a block's
+/// updates together.
+std::optional<int64_t> updateBlockOf(Operation *update);
 
 /// Calls `fn` with each top-level op of `body`, other than `except`, that
 /// reads the buffer of `value`: reads `value` or an mw.reshape of it (a
