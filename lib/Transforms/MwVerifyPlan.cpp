@@ -12,6 +12,11 @@
 
 #include "memwall/Transforms/Passes.h"
 
+#include <functional>
+#include <map>
+#include <queue>
+#include <vector>
+
 namespace mlir::mw {
 #define GEN_PASS_DEF_MWVERIFYPLAN
 #include "memwall/Transforms/Passes.h.inc"
@@ -94,18 +99,60 @@ LogicalResult MwVerifyPlanPass::check(const ArenaPlan &plan) {
   }
 
   // Pairs in op order; the first overlap is reported. Zero-sized buffers
-  // hold no bytes and cannot overlap.
-  for (size_t j = 0; j < buffers.size(); ++j) {
+  // hold no bytes and cannot overlap. The buffers come by where they start,
+  // so a sweep finds the first buffer that overlaps an earlier one in
+  // n log n: the earlier ones still live where it starts hold disjoint
+  // bytes (or the sweep would have stopped), kept by offset, and only the
+  // one just below its end can share bytes with it. Then the pair is
+  // reported as the scan over all pairs would (the first such earlier one).
+  auto sharesBytes = [](const LiveBuffer &a, uint64_t aOffset,
+                        const LiveBuffer &b, uint64_t bOffset) {
+    return a.sizeInBytes != 0 && b.sizeInBytes != 0 &&
+           aOffset < bOffset + b.sizeInBytes &&
+           bOffset < aOffset + a.sizeInBytes;
+  };
+  size_t first = 0;
+  bool sorted = llvm::is_sorted(buffers, [](const LiveBuffer &a,
+                                            const LiveBuffer &b) {
+    return a.start < b.start;
+  });
+  if (sorted) {
+    first = buffers.size();
+    std::map<uint64_t, size_t> active; // offset -> buffer, disjoint bytes
+    using Ending = std::pair<int64_t, size_t>; // end, buffer
+    std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>>
+        ending;
+    for (size_t j = 0; j < buffers.size() && first == buffers.size(); ++j) {
+      const LiveBuffer &b = buffers[j];
+      if (b.sizeInBytes == 0 || b.end <= b.start)
+        continue;
+      while (!ending.empty() && ending.top().first <= b.start) {
+        size_t i = ending.top().second;
+        ending.pop();
+        auto it = active.find(plan.offsets[i]);
+        if (it != active.end() && it->second == i)
+          active.erase(it);
+      }
+      uint64_t bOffset = plan.offsets[j];
+      auto it = active.lower_bound(bOffset + b.sizeInBytes);
+      if (it != active.begin() &&
+          sharesBytes(buffers[std::prev(it)->second], std::prev(it)->first, b,
+                      bOffset)) {
+        first = j;
+        break;
+      }
+      active[bOffset] = j;
+      ending.push({b.end, j});
+    }
+  }
+  for (size_t j = first; j < buffers.size(); ++j) {
     const LiveBuffer &b = buffers[j];
     uint64_t bOffset = plan.offsets[j];
     for (size_t i = 0; i < j; ++i) {
       const LiveBuffer &a = buffers[i];
       uint64_t aOffset = plan.offsets[i];
       bool liveTogether = a.start < b.end && b.start < a.end;
-      bool shareBytes = a.sizeInBytes != 0 && b.sizeInBytes != 0 &&
-                        aOffset < bOffset + b.sizeInBytes &&
-                        bOffset < aOffset + a.sizeInBytes;
-      if (!liveTogether || !shareBytes)
+      if (!liveTogether || !sharesBytes(a, aOffset, b, bOffset))
         continue;
       int64_t at = std::max(a.start, b.start);
       InFlightDiagnostic diag = emitError(b.definingOp->getLoc())

@@ -59,6 +59,10 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
     n.forward = info.forward.contains(&op);
     n.terminator = op.hasTrait<mlir::OpTrait::IsTerminator>();
     n.view = isa<ReshapeOp>(op);
+    n.shapeOnly = isa<TransposeOp, SliceOp>(op);
+    n.transpose = isa<TransposeOp>(op);
+    n.matmul = isa<MatmulOp>(op);
+    n.concat = isa<ConcatOp>(op);
     n.constant = op.hasTrait<mlir::OpTrait::ConstantLike>();
     n.flops = getOpFlops(&op);
     n.seconds = target.getSeconds(&op);
@@ -299,8 +303,8 @@ void remat::applyPlan(const StepGraph &g, const RematPlan &plan) {
 }
 
 int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
-                      int64_t alignment,
-                      std::vector<int64_t> *profile) {
+                      int64_t alignment, std::vector<int64_t> *profile,
+                      std::vector<memwall::planning::PackBuffer> *buffers) {
   int numValues = plan.numValues;
   std::vector<int> repl(g.vals.size(), -1);
   for (auto [v, r] : plan.replace)
@@ -431,14 +435,25 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
         at[m] = order++;
     }
   }
+  // Per value: how many ops read it, whether a view or the return does
+  // (its buffer is then not one --mw-fold-views may drop), and whether its
+  // last reader may take its buffer in place.
+  std::vector<int> numUses(numValues, 0);
+  std::vector<char> viewRead(numValues, 0), takenInPlace(numValues, 0);
   forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
                 bool backward) {
     // -1 for a clone (`n` is then the forward node it copies).
     nodeAt.push_back(c ? -1 : static_cast<int>(&n - g.nodes.data()));
     int q = at.empty() ? p : at[p];
+    bool inPlace = llvm::any_of(n.inPlace, [](bool b) { return b; });
     for (unsigned o = 0; o < n.operands.size(); ++o) {
       int v = operandAt(n, c, backward, o);
+      if (q >= last[v])
+        takenInPlace[v] = inPlace && o < n.numDirect;
       last[v] = std::max(last[v], q);
+      ++numUses[v];
+      if (n.terminator || n.view)
+        viewRead[v] = 1;
       if (n.terminator)
         returned[v] = 1;
     }
@@ -467,15 +482,37 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
     end[root] = std::max(end[root], std::max(last[r], def[r]));
     outside[root] |= returned[r];
   };
+  // The value each view (a reshape, or a transpose or slice folded into
+  // one) views, -1 for the others; and the op that makes each value.
+  std::vector<int> viewOf(numValues, -1);
+  std::vector<const StepGraph::Node *> maker(numValues, nullptr);
   forEachOp([&](const StepGraph::Node &n, const RematPlan::Clone *c, int p,
                 bool backward) {
     if (!at.empty())
       p = at[p];
     for (unsigned ri = 0; ri < n.results.size(); ++ri) {
       int r = resultAt(n, c, ri);
+      maker[r] = &n;
       if (n.view && n.numDirect > 0) {
-        join(r, operandAt(n, c, backward, 0));
+        viewOf[r] = operandAt(n, c, backward, 0);
+        join(r, viewOf[r]);
         continue;
+      }
+      // --mw-fold-views: a transpose or slice that only kernels read (and
+      // the last not in place) is a view of its input; a transpose whose
+      // input only it reads, made by a matmul, is written by the matmul
+      // through a view. Either way one buffer from the input's making to
+      // the last read of the result.
+      if (n.shapeOnly && n.numDirect > 0) {
+        int x = operandAt(n, c, backward, 0);
+        bool consumer = !viewRead[r] && !returned[r] && !takenInPlace[r];
+        bool producer = n.transpose && numUses[x] == 1 && maker[x] &&
+                        maker[x]->matmul && find(x) == x && !outside[x];
+        if (consumer || producer) {
+          viewOf[r] = x;
+          join(r, x);
+          continue;
+        }
       }
       if (n.tied[ri] >= 0) {
         join(r, operandAt(n, c, backward, n.tied[ri]));
@@ -498,6 +535,29 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
       start[r] = p;
       end[r] = std::max(last[r], p);
       outside[r] = returned[r];
+      // --mw-fold-views' concat side: each piece a buffer of its own that
+      // one op makes and only the concatenation reads (through views read
+      // once): its maker writes its part of the concatenation's buffer,
+      // which then lives from the first maker on.
+      if (n.concat && ri == 0) {
+        SmallVector<int> pieces;
+        for (unsigned o = 0; o < n.numDirect; ++o) {
+          int v = operandAt(n, c, backward, o);
+          while (v >= 0 && numUses[v] == 1 && viewOf[v] >= 0)
+            v = viewOf[v];
+          if (v < 0 || numUses[v] != 1 || find(v) != v || outside[v] ||
+              def[v] < 0 || !maker[v] || maker[v]->constant ||
+              llvm::is_contained(pieces, v)) {
+            pieces.clear();
+            break;
+          }
+          pieces.push_back(v);
+        }
+        for (int v : pieces) {
+          parent[v] = r;
+          start[r] = std::min(start[r], start[v]);
+        }
+      }
     }
   });
   if (!at.empty()) {
@@ -514,7 +574,16 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
     bytes = (bytes + alignment - 1) / alignment * alignment;
     delta[start[i]] += bytes;
     delta[end[i] + 1] -= bytes;
+    if (buffers)
+      buffers->push_back({static_cast<uint64_t>(bytes), start[i], end[i] + 1});
   }
+  // In the order the pipeline's liveness lists them: by where they start.
+  if (buffers)
+    std::stable_sort(buffers->begin(), buffers->end(),
+                     [](const memwall::planning::PackBuffer &a,
+                        const memwall::planning::PackBuffer &b) {
+                       return a.start < b.start;
+                     });
   // The profile is per op of the original step: the most live bytes at the
   // op or at the clones inserted before it.
   int64_t live = 0, peak = 0, sinceLastNode = 0;

@@ -15,6 +15,7 @@
 #include "memwall/Analysis/StepStructure.h"
 #include "memwall/Analysis/Targets.h"
 #include "memwall/Dialect/MW/IR/MWOps.h"
+#include "memwall/Planning/Packer.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/BitVector.h"
@@ -49,6 +50,11 @@ struct StepGraph {
     SmallVector<int> tied;
     SmallVector<bool> inPlace;
     bool forward = false, terminator = false, view = false, constant = false;
+    /// What --mw-fold-views may do with the op's kernel: a transpose or a
+    /// slice (`shapeOnly`) read through a view of its input, a transpose
+    /// whose input a matmul writes through a view of its destination, and a
+    /// concatenation whose pieces their writers write in place.
+    bool shapeOnly = false, transpose = false, matmul = false, concat = false;
     /// What --mw-hoist-updates moves: an optimizer update that writes every
     /// state in place into the arguments it replaces (`hoistable`), and an
     /// op that only feeds such updates and moves with them (`feeds`: a
@@ -177,10 +183,14 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// `best` reaches within 0.2% on training steps (docs/planner.md); the
 /// chosen plan is then measured with the real pipeline. `profile`, when
 /// given, receives the live bytes at each op of the original step (the most
-/// at the op or at the clones inserted before it).
+/// at the op or at the clones inserted before it). `buffers`, when given,
+/// receives the arena buffers the simulation places, with their lifetimes
+/// over its schedule, for the packer (half-open, as packBuffers takes them).
 int64_t simulateArena(const StepGraph &g, const RematPlan &plan,
                       int64_t alignment,
-                      std::vector<int64_t> *profile = nullptr);
+                      std::vector<int64_t> *profile = nullptr,
+                      std::vector<memwall::planning::PackBuffer> *buffers =
+                          nullptr);
 
 /// Where each saved value is used: its last forward use and its first and
 /// last backward use (op indices of the step), and which saved index a value
