@@ -44,6 +44,30 @@ func.func @overlap(%in: memref<256xf32>, %out: memref<256xf32>) {
 
 // -----
 
+// Three live together: b (+512, 1024 B) overlaps a (+0) and c (+1024);
+// the first pair in op order is reported, a and b, though the sweep that
+// finds b meets c first (the placed buffer just below b's end).
+func.func @overlap_two(%in: memref<256xf32>, %out: memref<256xf32>) {
+  %arena = memref.alloc() {mw.arena} : memref<4096xi8>
+  %c0 = arith.constant 0 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  // expected-note@+1 {{'a' is defined here}}
+  %a = memref.view %arena[%c0][] {mw.buffer = "a"} : memref<4096xi8> to memref<256xf32>
+  %c = memref.view %arena[%c1024][] {mw.buffer = "c"} : memref<4096xi8> to memref<256xf32>
+  memref.copy %in, %a : memref<256xf32> to memref<256xf32>
+  memref.copy %a, %c : memref<256xf32> to memref<256xf32>
+  // expected-error@+1 {{buffers 'a' at offset 0 (1024 B) and 'b' at offset 512 (1024 B) overlap while both live at op}}
+  %b = memref.view %arena[%c512][] {mw.buffer = "b"} : memref<4096xi8> to memref<256xf32>
+  memref.copy %c, %b : memref<256xf32> to memref<256xf32>
+  memref.copy %a, %b : memref<256xf32> to memref<256xf32>
+  memref.copy %b, %out : memref<256xf32> to memref<256xf32>
+  memref.dealloc %arena : memref<4096xi8>
+  return
+}
+
+// -----
+
 // Uses through views and nested regions count: a's subview is read in the
 // loop at op 6, so a lives over [3, 7) and b (same bytes) over [5, 7). Names come from NameLoc
 // when there is no mw.buffer, else buffer<N> in op order.
