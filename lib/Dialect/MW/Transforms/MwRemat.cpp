@@ -51,6 +51,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <numeric>
 
@@ -292,7 +293,7 @@ struct Candidate {
 /// rewritten program, so the same measurement.
 bool samePlan(const RematPlan &a, const RematPlan &b) {
   if (a.numValues != b.numValues || a.clones.size() != b.clones.size() ||
-      a.replace != b.replace)
+      a.replace != b.replace || a.useReplace != b.useReplace)
     return false;
   for (auto [x, y] : llvm::zip_equal(a.clones, b.clones))
     if (x.node != y.node || x.before != y.before ||
@@ -1320,9 +1321,10 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
   // The peak bound (what every plan must hold live at one point of the
   // backward pass): the tighter of the two.
   bool flopsCost = cost == "flops";
-  remat::PeakBound peak =
-      solvePeakBound(info, g, arenaBudget, flopsCost,
-                     std::max(1.0, std::min(30.0, remaining() / 2)));
+  remat::PeakModel peakModel =
+      buildPeakModel(info, g, arenaBudget, flopsCost);
+  remat::PeakBound peak = solvePeakBound(
+      peakModel, std::max(1.0, std::min(30.0, remaining() / 2)));
   if (peak.infeasible) {
     quiet.reset();
     return unreachable(run,
@@ -1334,11 +1336,14 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                            "there exceeds the budget whatever is recomputed "
                            "after it)");
   }
+  // The bounds are in the model's units (FLOPs, or femtoseconds rounded per
+  // op: lowered by half a unit per clone they may count).
+  auto fromModel = [&](double b, double clones) {
+    return flopsCost ? b / tgt->flopsPerSecond
+                     : std::max(0.0, b - 0.5 * clones) * kTimeUnit;
+  };
   double peakBound =
-      flopsCost ? peak.bound / tgt->flopsPerSecond
-                : std::max(0.0, peak.bound - 0.5 * static_cast<double>(
-                                                 g.nodes.size())) *
-                      kTimeUnit;
+      fromModel(peak.bound, static_cast<double>(g.nodes.size()));
   double bound = std::max(cover->bound, peakBound);
   auto gap = [&] {
     if (!found || run.chosen.cost <= 0.0)
@@ -1346,7 +1351,116 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
     return std::max(0.0, (run.chosen.cost - bound) / run.chosen.cost);
   };
 
-  // 3. Checkmate's MILP in the time left, while the gap is open.
+  // 3. The staged MILP, while the gap is open: several time points at
+  // once (RematMilp.h, solveStagedBound). Its bound holds for every plan
+  // whatever points it takes; its incumbent is a plan (planStaged) that may
+  // recompute a value again where keeping it would not fit, which no kept
+  // set expresses. It starts from the point of the peak bound; each round
+  // (a few seconds of CBC) turns the incumbent into a plan and simulates
+  // it: the op where it is furthest over the budget becomes a time point,
+  // or, where that op is a time point already (memory the model leaves
+  // out: a clone chain's transients), the point is tightened by the
+  // excess; a plan that fits is measured, and where the packer places it
+  // over, every point is tightened by that excess. Tightened solves only
+  // look for plans. Once a plan fits, the MILP on its points gets the time
+  // left for the bound.
+  double stagedBound = 0.0;
+  struct {
+    std::string status;
+    unsigned rounds = 0, points = 0;
+    size_t vars = 0, rows = 0;
+    double seconds = 0.0;
+  } staged;
+  auto stagedSolve = [&](ArrayRef<int> times, ArrayRef<int64_t> tighten,
+                         double seconds) {
+    remat::StagedBound sb =
+        solveStagedBound(peakModel, times, tighten, seconds);
+    ++staged.rounds;
+    staged.status = sb.status;
+    staged.vars = sb.vars;
+    staged.rows = sb.rows;
+    staged.seconds += sb.seconds;
+    if (llvm::all_of(tighten, [](int64_t t) { return t == 0; }) &&
+        !sb.infeasible && sb.status != "error" && sb.bound > stagedBound) {
+      stagedBound = sb.bound;
+      staged.points = times.size() - 1;
+      bound = std::max(bound, fromModel(stagedBound,
+                                        static_cast<double>(times.size()) *
+                                            peakModel.ops.cost.size()));
+    }
+    return sb;
+  };
+  std::vector<int> fittingTimes;
+  if (gap() > remat::kBoundGap && remaining() >= 1.0 &&
+      peakModel.boundary >= 0 && peak.point > peakModel.boundary) {
+    std::vector<int> times{peakModel.boundary, peak.point};
+    std::map<int, int64_t> tightenAt;
+    int64_t tightenAll = 0;
+    for (unsigned round = 0;
+         round < 64 && remaining() >= 1.0 && gap() > remat::kBoundGap;
+         ++round) {
+      std::vector<int64_t> tighten(times.size(), tightenAll);
+      for (auto [s, t] : llvm::enumerate(times)) {
+        auto it = tightenAt.find(t);
+        if (it != tightenAt.end())
+          tighten[s] += it->second;
+      }
+      remat::StagedBound sb =
+          stagedSolve(times, tighten,
+                      std::min(remaining(), remat::kStagedRoundSeconds));
+      if (sb.status == "error")
+        break;
+      if (sb.infeasible && tightenAll == 0 && tightenAt.empty()) {
+        quiet.reset();
+        return unreachable(
+            run,
+            planRemat(g, info, llvm::BitVector(n, false),
+                      Sharing{/*chains=*/false, /*segments=*/false}),
+            "strategy all unsegmented; no plan fits the budget at the " +
+                std::to_string(times.size() - 1) +
+                " time points of the staged MILP at once");
+      }
+      if (sb.cloned.empty())
+        break;
+      llvm::BitVector kp;
+      RematPlan plan = planStaged(g, info, times, sb.cloned, kp);
+      std::vector<int64_t> profile;
+      int64_t simulated = simulateArena(g, plan, kAlignment, &profile);
+      int worstOp = -1;
+      for (int j = 0, e = g.nodes.size(); j < e; ++j)
+        if (g.isBackward(j) && profile[j] > arenaBudget &&
+            (worstOp < 0 || profile[j] > profile[worstOp]))
+          worstOp = j;
+      if (simulated <= arenaBudget) {
+        simFitCost = std::min(simFitCost, plan.cost);
+        if (!beats(plan))
+          break;
+        FailureOr<Measurement> m = measure(plan, false);
+        if (failed(m))
+          break;
+        offer(std::string("staged MILP") +
+                  (round ? " round " + std::to_string(round + 1) : ""),
+              kp, plan, *m);
+        if (m->arena <= arenaBudget) {
+          fittingTimes = times;
+          break;
+        }
+        // The packer's excess over the live bytes: every point gives it up.
+        tightenAll += m->arena - arenaBudget + kAlignment;
+        continue;
+      }
+      if (worstOp < 0)
+        break;
+      if (llvm::is_contained(times, worstOp))
+        tightenAt[worstOp] += profile[worstOp] - arenaBudget;
+      else
+        times.insert(llvm::upper_bound(times, worstOp), worstOp);
+    }
+  }
+  if (!fittingTimes.empty() && gap() > remat::kBoundGap && remaining() >= 1.0)
+    stagedSolve(fittingTimes, {}, remaining());
+
+  // 4. Checkmate's MILP in the time left, while the gap is open.
   remat::MilpOutcome milp;
   target = arenaBudget;
   for (int round = 0;
@@ -1378,6 +1492,14 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                 "use strategy=auto");
   // The plan chosen fits, measured.
   simFitCost = std::min(simFitCost, run.chosen.cost);
+  // Which bound is the largest.
+  double stagedFinal =
+      fromModel(stagedBound, static_cast<double>(staged.points + 1) *
+                                 peakModel.ops.cost.size());
+  const char *boundSource =
+      stagedFinal > std::max(peakBound, cover->bound)
+          ? "staged"
+          : (peakBound > cover->bound ? "peak" : "cover");
   // The bound in the unit the user reads: FLOPs with cost=flops.
   double unit = cost == "flops" ? tgt->flopsPerSecond : 1.0;
   milpSummary =
@@ -1390,7 +1512,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                     bound * unit, cost == "flops" ? "flops" : "seconds",
                     cover->status, cover->vars, cover->rows,
                     cover->seconds * 1e3,
-                    peakBound > cover->bound ? "peak" : "cover",
+                    boundSource,
                     cover->bound * unit, peakBound * unit, peak.point,
                     peak.evaluated, peak.points, peak.seconds * 1e3,
                     simFitCost * unit,
@@ -1401,6 +1523,18 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
                         ? (simFitCost - bound) / simFitCost * 100.0
                         : 0.0)
           .str() +
+      (staged.rounds == 0
+           ? std::string()
+           : llvm::formatv(" staged_bound={0:e} staged_status={1} "
+                           "staged_points={2} staged_rounds={3} "
+                           "staged_vars={4} staged_rows={5} staged_ms={6:F3}",
+                           fromModel(stagedBound,
+                                     static_cast<double>(staged.points + 1) *
+                                         peakModel.ops.cost.size()) *
+                               unit,
+                           staged.status, staged.points, staged.rounds,
+                           staged.vars, staged.rows, staged.seconds * 1e3)
+                 .str()) +
       milp.summary;
   return success();
 }

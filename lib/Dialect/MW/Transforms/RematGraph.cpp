@@ -15,7 +15,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <climits>
 #include <functional>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::mw;
@@ -272,6 +274,159 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   return plan;
 }
 
+std::vector<char> remat::alwaysViews(const StepGraph &g) {
+  std::vector<char> view(g.nodes.size(), 0), badReader(g.vals.size(), 0);
+  for (const StepGraph::Node &n : g.nodes) {
+    bool bad = n.view || n.terminator ||
+               llvm::any_of(n.inPlace, [](bool b) { return b; });
+    if (bad)
+      for (int v : n.operands)
+        badReader[v] = 1;
+  }
+  for (auto [j, n] : llvm::enumerate(g.nodes)) {
+    if (n.numDirect == 0)
+      continue;
+    if (n.view) {
+      view[j] = 1;
+      continue;
+    }
+    view[j] = n.forward && n.shapeOnly &&
+              llvm::none_of(n.results, [&](int r) { return badReader[r]; });
+  }
+  return view;
+}
+
+RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
+                            ArrayRef<int> times,
+                            ArrayRef<SmallVector<int>> cloned,
+                            llvm::BitVector &keep) {
+  RematPlan plan;
+  SavedUses uses(g, info);
+  int numStages = times.size();
+  // Per stage, the nodes it recomputes, and the first result of each clone
+  // made (by stage and node) and of each view cloned (by stage and value).
+  std::vector<llvm::DenseSet<int>> inStage(numStages);
+  for (int s = 0; s < numStages && s < static_cast<int>(cloned.size()); ++s)
+    inStage[s].insert(cloned[s].begin(), cloned[s].end());
+  llvm::DenseMap<std::pair<int, int>, int> cloneOf;
+  std::vector<char> isView = alwaysViews(g);
+  int next = g.vals.size();
+  std::function<int(int, int, int)> resolve;
+  // The clone of `node` in stage `s`, made before node `at` if not yet made.
+  auto cloneIn = [&](int s, int node, int at) -> int {
+    auto it = cloneOf.find({s, node});
+    if (it != cloneOf.end())
+      return it->second;
+    const StepGraph::Node &n = g.nodes[node];
+    RematPlan::Clone c;
+    c.node = node;
+    c.before = at;
+    for (unsigned o = 0; o < n.numDirect; ++o)
+      c.operands.push_back(resolve(n.operands[o], s, at));
+    c.firstResult = next;
+    next += n.results.size();
+    plan.flops += n.flops;
+    plan.seconds += n.seconds;
+    plan.cost += n.cost;
+    cloneOf[{s, node}] = c.firstResult;
+    plan.clones.push_back(std::move(c));
+    return plan.clones.back().firstResult;
+  };
+  // The copy of value `v` that an op of stage `s` (-1: up to times[0])
+  // reads, clones of the stage inserted before node `at`.
+  resolve = [&](int v, int s, int at) -> int {
+    int def = g.vals[v].def;
+    if (s < 0 || def < 0 || !g.nodes[def].forward || g.nodes[def].constant ||
+        uses.forcedValue[v])
+      return v;
+    const StepGraph::Node &n = g.nodes[def];
+    unsigned r = llvm::find(n.results, v) - n.results.begin();
+    if (isView[def]) {
+      int u = resolve(n.operands[0], s, at);
+      if (u == n.operands[0])
+        return v;
+      auto it = cloneOf.find({s, def});
+      if (it != cloneOf.end())
+        return it->second + r;
+      RematPlan::Clone c;
+      c.node = def;
+      c.before = at;
+      c.operands.push_back(u);
+      for (unsigned o = 1; o < n.numDirect; ++o)
+        c.operands.push_back(resolve(n.operands[o], s, at));
+      c.firstResult = next;
+      next += n.results.size();
+      cloneOf[{s, def}] = c.firstResult;
+      plan.clones.push_back(std::move(c));
+      return plan.clones.back().firstResult + r;
+    }
+    for (int t = s; t >= 0; --t)
+      if (inStage[t].contains(def))
+        return cloneIn(t, def,
+                       t == s || t + 1 >= numStages ? at : times[t + 1]) +
+               r;
+    return v;
+  };
+  std::vector<char> originalRead(g.vals.size(), 0), replaced(g.vals.size(), 0);
+  for (int j = 0, e = g.nodes.size(); j < e; ++j) {
+    if (!g.isBackward(j))
+      continue;
+    int s = llvm::lower_bound(times, j) - times.begin() - 1;
+    llvm::SmallDenseSet<int, 8> done;
+    for (int v : g.nodes[j].operands) {
+      int c = resolve(v, s, j);
+      if (c == v) {
+        originalRead[v] = 1;
+        continue;
+      }
+      replaced[v] = 1;
+      if (done.insert(v).second)
+        plan.useReplace.push_back({j, v, c});
+    }
+  }
+  // simulateArena walks the clones by insertion point and finds a clone by
+  // its result ids: sort by the point (stable: operands before their
+  // readers) and renumber the results in that order.
+  std::vector<unsigned> order(plan.clones.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    return plan.clones[a].before < plan.clones[b].before;
+  });
+  llvm::DenseMap<int, int> renumber;
+  std::vector<RematPlan::Clone> sorted;
+  int id = g.vals.size();
+  for (unsigned i : order) {
+    RematPlan::Clone c = plan.clones[i];
+    unsigned numResults = g.nodes[c.node].results.size();
+    for (unsigned r = 0; r < numResults; ++r)
+      renumber[c.firstResult + r] = id + r;
+    c.firstResult = id;
+    id += numResults;
+    sorted.push_back(std::move(c));
+  }
+  auto mapped = [&](int v) {
+    auto it = renumber.find(v);
+    return it == renumber.end() ? v : it->second;
+  };
+  for (RematPlan::Clone &c : sorted)
+    for (int &o : c.operands)
+      o = mapped(o);
+  for (RematPlan::UseReplacement &u : plan.useReplace)
+    u.with = mapped(u.with);
+  plan.clones = std::move(sorted);
+  plan.numValues = id;
+  keep = llvm::BitVector(g.saved.size(), true);
+  for (auto [i, v] : llvm::enumerate(g.saved)) {
+    if (info.forced.test(i) || originalRead[v] || !replaced[v]) {
+      ++plan.kept;
+      continue;
+    }
+    keep.reset(i);
+    ++plan.dropped;
+  }
+  return plan;
+}
+
 void remat::applyPlan(const StepGraph &g, const RematPlan &plan) {
   std::vector<Value> values(g.values);
   values.resize(plan.numValues);
@@ -300,11 +455,19 @@ void remat::applyPlan(const StepGraph &g, const RematPlan &plan) {
         use.set(values[r]);
     }
   }
+  for (const RematPlan::UseReplacement &u : plan.useReplace) {
+    Operation *reader = g.nodes[u.node].op;
+    for (OpOperand &use :
+         llvm::make_early_inc_range(g.values[u.value].getUses()))
+      if (body->findAncestorOpInBlock(*use.getOwner()) == reader)
+        use.set(values[u.with]);
+  }
 }
 
 int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
                       int64_t alignment, std::vector<int64_t> *profile,
-                      std::vector<memwall::planning::PackBuffer> *buffers) {
+                      std::vector<memwall::planning::PackBuffer> *buffers,
+                      std::vector<int64_t> *backwardProfile) {
   int numValues = plan.numValues;
   std::vector<int> repl(g.vals.size(), -1);
   for (auto [v, r] : plan.replace)
@@ -334,11 +497,19 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
       ++pos;
     }
   };
+  llvm::DenseMap<std::pair<int, int>, int> useRepl;
+  for (const RematPlan::UseReplacement &u : plan.useReplace)
+    useRepl[{u.node, u.value}] = u.with;
   auto operandAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
                        bool backward, unsigned o) {
     if (c)
       return o < c->operands.size() ? c->operands[o] : n.operands[o];
     int v = n.operands[o];
+    if (backward && !useRepl.empty()) {
+      auto it = useRepl.find({static_cast<int>(&n - g.nodes.data()), v});
+      if (it != useRepl.end())
+        return it->second;
+    }
     return backward && repl[v] >= 0 ? repl[v] : v;
   };
   auto resultAt = [&](const StepGraph::Node &n, const RematPlan::Clone *c,
@@ -566,10 +737,35 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
       byPosition[at[p]] = nodeAt[p];
     nodeAt = std::move(byPosition);
   }
-  std::vector<int64_t> delta(pos + 2, 0);
+  std::vector<int64_t> delta(pos + 2, 0), backwardDelta;
+  // Per buffer, where backward values hold it: a buffer a backward value
+  // starts is theirs from its start; one that a backward value takes over
+  // from a forward value (in place, or as a view) is theirs only after the
+  // op that takes it, where the forward value is still read.
+  std::vector<int> backwardFrom;
+  if (backwardProfile) {
+    backwardDelta.assign(pos + 2, 0);
+    backwardFrom.assign(numValues, INT_MAX);
+    for (int i = 0; i < static_cast<int>(g.vals.size()); ++i) {
+      int d = g.vals[i].def;
+      if (d < 0 || !g.isBackward(d))
+        continue;
+      int r = find(i);
+      int from = r == i ? def[i] : def[i] + 1;
+      int rootDef = r < static_cast<int>(g.vals.size()) ? g.vals[r].def : -1;
+      if (rootDef >= 0 && g.isBackward(rootDef))
+        from = start[r];
+      backwardFrom[r] = std::min(backwardFrom[r], from);
+    }
+  }
   for (int i = 0; i < numValues; ++i) {
     if (parent[i] != i || outside[i] || def[i] < 0)
       continue;
+    if (backwardProfile && backwardFrom[i] <= end[i]) {
+      int64_t b = (valueOf(i).bytes + alignment - 1) / alignment * alignment;
+      backwardDelta[backwardFrom[i]] += b;
+      backwardDelta[end[i] + 1] -= b;
+    }
     int64_t bytes = valueOf(i).bytes;
     bytes = (bytes + alignment - 1) / alignment * alignment;
     delta[start[i]] += bytes;
@@ -586,11 +782,18 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
                      });
   // The profile is per op of the original step: the most live bytes at the
   // op or at the clones inserted before it.
-  int64_t live = 0, peak = 0, sinceLastNode = 0;
+  int64_t live = 0, peak = 0, sinceLastNode = 0, backwardLive = 0;
   if (profile)
     profile->assign(g.nodes.size(), 0);
+  if (backwardProfile)
+    backwardProfile->assign(g.nodes.size(), 0);
   for (int p = 0; p < pos; ++p) {
     live += delta[p];
+    if (backwardProfile) {
+      backwardLive += backwardDelta[p];
+      if (nodeAt[p] >= 0)
+        (*backwardProfile)[nodeAt[p]] = backwardLive;
+    }
     peak = std::max(peak, live);
     sinceLastNode = std::max(sinceLastNode, live);
     if (profile && nodeAt[p] >= 0) {

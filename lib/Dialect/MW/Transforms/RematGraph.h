@@ -127,6 +127,18 @@ struct RematPlan {
   std::vector<Clone> clones;
   /// (dropped saved value, the value its backward uses read instead).
   SmallVector<std::pair<int, int>> replace;
+  /// A copy that one backward op reads instead of a value, for plans whose
+  /// backward uses of one value read different copies (planStaged);
+  /// applied after `replace`.
+  struct UseReplacement {
+    int node;  ///< the backward node
+    int value; ///< the value it reads
+    int with;  ///< the copy it reads instead
+    bool operator==(const UseReplacement &o) const {
+      return node == o.node && value == o.value && with == o.with;
+    }
+  };
+  std::vector<UseReplacement> useReplace;
   int numValues = 0;
   int64_t kept = 0, dropped = 0, flops = 0;
   double seconds = 0.0, cost = 0.0;
@@ -163,6 +175,32 @@ struct Sharing {
 RematPlan planRemat(const StepGraph &g, const StepStructure &info,
                     const llvm::BitVector &keep, Sharing sharing);
 
+/// Per node: whether its results are views of its first operand in the
+/// pipeline whatever the plan: a reshape, or a forward transpose or slice
+/// that --mw-fold-views folds into its input for every copy of it, because
+/// no op reading it (the ones clones copy among them) is a view, the
+/// return, or an elementwise op that may take its buffer in place.
+std::vector<char> alwaysViews(const StepGraph &g);
+
+/// The plan of a staged recompute schedule. `times` are backward nodes in
+/// increasing order; stage s runs after times[s] up to and including
+/// times[s + 1] (the last stage: to the end of the step). `cloned[s]` lists
+/// the forward nodes recomputed in stage s, each once: right before the
+/// first op of the stage that reads it (a backward op, or another clone of
+/// the stage), or before times[s + 1] when only later stages read it. A
+/// backward op reads the copy made by the latest stage up to its own that
+/// recomputes the value, else the original, which then stays alive to its
+/// last read; ops up to times[0] read the originals. A view (alwaysViews)
+/// of a recomputed value is cloned with it where it is read, free. A listed node nothing reads
+/// is not cloned. `keep` receives the saved values some backward op still
+/// reads as the original (and the forced ones). This is the plan of a
+/// schedule such as the span model's (RematMilp.h), where one saved value
+/// may be recomputed several times and an intermediate held across ops:
+/// what planRemat, one copy per dropped value, cannot express.
+RematPlan planStaged(const StepGraph &g, const StepStructure &info,
+                     ArrayRef<int> times, ArrayRef<SmallVector<int>> cloned,
+                     llvm::BitVector &keep);
+
 /// Applies `plan` (made on a graph of this very function) to the IR.
 void applyPlan(const StepGraph &g, const RematPlan &plan);
 
@@ -186,11 +224,17 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// at the op or at the clones inserted before it). `buffers`, when given,
 /// receives the arena buffers the simulation places, with their lifetimes
 /// over its schedule, for the packer (half-open, as packBuffers takes them).
+/// `backwardProfile`, when given, receives per op of the original step the
+/// live bytes there of the buffers that hold backward values only (no
+/// forward value, clone, argument or returned value shares them): the part
+/// of the profile no plan changes (clones read forward values only), which
+/// the peak bound counts as what every plan holds.
 int64_t simulateArena(const StepGraph &g, const RematPlan &plan,
                       int64_t alignment,
                       std::vector<int64_t> *profile = nullptr,
                       std::vector<memwall::planning::PackBuffer> *buffers =
-                          nullptr);
+                          nullptr,
+                      std::vector<int64_t> *backwardProfile = nullptr);
 
 /// Where each saved value is used: its last forward use and its first and
 /// last backward use (op indices of the step), and which saved index a value

@@ -684,37 +684,30 @@ double remat::livePointBound(const LivePointProblem &p) {
   return hullBound(lowerHull(totalCost, probeAt), need);
 }
 
-PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
-                                int64_t arenaBudget, bool flopsCost,
-                                double timeLimit) {
-  auto start = std::chrono::steady_clock::now();
-  PeakBound out;
-  auto finish = [&]() {
-    out.seconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    return out;
-  };
+PeakModel remat::buildPeakModel(const StepStructure &info,
+                                const StepGraph &g, int64_t arenaBudget,
+                                bool flopsCost) {
+  PeakModel m;
+  m.arenaBudget = arenaBudget;
   SavedUses uses(g, info);
   int numNodes = g.nodes.size(), numVals = g.vals.size();
   auto aligned = [](int64_t b) {
     return (b + kAlignment - 1) / kAlignment * kAlignment;
   };
-  // Buffers: a view (reshape) is its operand's buffer, an optimizer update
-  // writes its operand's; a value stands for its root's buffer.
+  // Buffers: a view (a reshape, or a transpose or slice folded for every
+  // copy) is its operand's buffer, an optimizer update writes its
+  // operand's; a value stands for its root's buffer.
+  std::vector<char> isView = alwaysViews(g);
   std::vector<int> root(numVals);
   std::iota(root.begin(), root.end(), 0);
-  std::vector<int> lastUse(numVals, -1);
   std::vector<char> returned(numVals, 0);
   for (int j = 0; j < numNodes; ++j) {
     const StepGraph::Node &node = g.nodes[j];
-    for (int v : node.operands) {
-      lastUse[v] = std::max(lastUse[v], j);
+    for (int v : node.operands)
       if (node.terminator)
         returned[v] = 1;
-    }
     for (auto [ri, r] : llvm::enumerate(node.results)) {
-      if (node.view && node.numDirect > 0)
+      if (isView[j])
         root[r] = root[node.operands[0]];
       else if (node.tied[ri] >= 0)
         root[r] = root[node.operands[node.tied[ri]]];
@@ -724,91 +717,40 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
     int def = g.vals[v].def;
     return def >= 0 && g.nodes[def].forward;
   };
-  // Forward buffers any plan has for free: arguments, constants, and those
-  // the step returns or must keep (outside the arena, or always kept).
-  std::vector<char> freeRoot(numVals, 0), outside(numVals, 0);
-  for (int v = 0; v < numVals; ++v) {
-    if (g.vals[v].def < 0)
+  // Forward buffers any plan has for free: arguments, and those the step
+  // returns or must keep (outside the arena, or always kept).
+  std::vector<char> freeRoot(numVals, 0);
+  for (int v = 0; v < numVals; ++v)
+    if (g.vals[v].def < 0 || returned[v] || uses.forcedValue[v])
       freeRoot[root[v]] = 1;
-    if (returned[v] || uses.forcedValue[v])
-      freeRoot[root[v]] = outside[root[v]] = 1;
+
+  // What every plan holds at each op: the buffers of backward values, which
+  // no plan changes (clones read forward values only), as the arena
+  // simulation places them (RematGraph.h, simulateArena's
+  // backwardProfile: --mw-fold-views' concatenations and views included, a
+  // buffer a backward value takes over from a forward one counted only
+  // after the op that takes it).
+  {
+    RematPlan saveAll;
+    saveAll.numValues = numVals;
+    simulateArena(g, saveAll, kAlignment, nullptr, nullptr, &m.held);
   }
-  // What every plan holds at t: buffers of values made outside the forward
-  // pass (clones read forward values only, so their life is the step's),
-  // not aliasing a forward value, an argument or a returned value, live
-  // across t (made before t, used after it).
-  // An elementwise op may take a dying operand's buffer, and a buffer
-  // holding a returned value is outside the arena from its start: every
-  // value that may share a buffer with a returned one (views, updates, and
-  // every same-typed backward operand dying where a result may take it,
-  // whether or not the plan's op takes that one) is left out.
-  std::vector<int> group(numVals);
-  std::iota(group.begin(), group.end(), 0);
-  std::function<int(int)> find = [&](int x) {
-    while (group[x] != x)
-      x = group[x] = group[group[x]];
-    return x;
-  };
-  for (int v = 0; v < numVals; ++v)
-    group[find(v)] = find(root[v]);
-  for (int j = 0; j < numNodes; ++j) {
-    const StepGraph::Node &node = g.nodes[j];
-    if (node.forward)
-      continue;
-    for (auto [ri, r] : llvm::enumerate(node.results)) {
-      if (!node.inPlace[ri])
-        continue;
-      for (unsigned k = 0; k < node.numDirect; ++k) {
-        int u = node.operands[k];
-        if (lastUse[u] == j && g.vals[u].type == g.vals[r].type)
-          group[find(u)] = find(r);
-      }
-    }
-  }
-  std::vector<char> groupOutside(numVals, 0);
-  for (int v = 0; v < numVals; ++v)
-    if (outside[root[v]] || g.vals[v].def < 0)
-      groupOutside[find(v)] = 1;
-  std::vector<int> classEnd(numVals, -1);
-  for (int v = 0; v < numVals; ++v)
-    classEnd[root[v]] = std::max(classEnd[root[v]], lastUse[v]);
-  std::vector<int64_t> across(numNodes + 1, 0);
-  for (int v = 0; v < numVals; ++v) {
-    int def = g.vals[v].def;
-    if (root[v] != v || def < 0 || g.nodes[def].forward || outside[v] ||
-        groupOutside[find(v)] || g.nodes[def].constant)
-      continue;
-    int end = classEnd[v];
-    int64_t b = aligned(g.vals[v].bytes);
-    // Live at every op after its own up to its last read (an operand is
-    // live at the op that reads it), and at its own op unless it may take
-    // a dying operand's buffer there.
-    const StepGraph::Node &node = g.nodes[def];
-    unsigned ri = llvm::find(node.results, v) - node.results.begin();
-    bool own = !node.inPlace[ri];
-    if (end < def + (own ? 0 : 1))
-      continue;
-    across[def + (own ? 0 : 1)] += b;
-    across[end + 1] -= b;
-  }
-  for (int j = 1; j <= numNodes; ++j)
-    across[j] += across[j - 1];
 
   // The forward ops a plan may clone and the buffers they need.
-  LivePointProblem base;
   std::vector<int> item(numNodes, -1), valIndex(numVals, -1);
   for (int j = 0; j < numNodes; ++j) {
     const StepGraph::Node &node = g.nodes[j];
-    if (!node.forward || node.constant || node.view)
+    if (!node.forward || node.constant || isView[j])
       continue;
-    item[j] = base.cost.size();
-    base.cost.push_back(flopsCost ? node.flops
-                                  : static_cast<int64_t>(std::llround(
-                                        node.seconds / kTimeUnit)));
+    item[j] = m.ops.cost.size();
+    m.nodeOfOp.push_back(j);
+    m.ops.cost.push_back(flopsCost ? node.flops
+                                   : static_cast<int64_t>(std::llround(
+                                         node.seconds / kTimeUnit)));
   }
   // A constant is never cloned (clones read the step's own) and
   // --mw-form-kernels gives it an arena buffer from the top of the step to
-  // its last read: a value no op of R remakes (def -1).
+  // its last read: a buffer no op remakes (def -1).
   auto valueOf = [&](int v) {
     int r = root[v];
     if (freeRoot[r] || !isForwardValue(r))
@@ -817,92 +759,112 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
     if (!constant && item[g.vals[r].def] < 0)
       return -1;
     if (valIndex[r] < 0) {
-      valIndex[r] = base.bytes.size();
-      base.bytes.push_back(aligned(g.vals[r].bytes));
-      base.def.push_back(constant ? -1 : item[g.vals[r].def]);
+      valIndex[r] = m.ops.bytes.size();
+      m.ops.bytes.push_back(aligned(g.vals[r].bytes));
+      m.ops.def.push_back(constant ? -1 : item[g.vals[r].def]);
+      m.keepable.push_back(constant);
     }
     return valIndex[r];
   };
-  base.reads.resize(base.cost.size());
+  m.ops.reads.resize(m.ops.cost.size());
   for (int j = 0; j < numNodes; ++j) {
     if (item[j] < 0)
       continue;
     const StepGraph::Node &node = g.nodes[j];
-    std::vector<int> &reads = base.reads[item[j]];
+    std::vector<int> &reads = m.ops.reads[item[j]];
     for (unsigned k = 0; k < node.numDirect; ++k) {
       int u = valueOf(node.operands[k]);
       if (u >= 0 && llvm::find(reads, u) == reads.end())
         reads.push_back(u);
     }
   }
-  // The last backward read of each forward buffer: it is demanded at every
-  // t before that.
-  std::vector<int> lastRead;
+  // The backward reads of each forward buffer, in op order.
   for (int j = 0; j < numNodes; ++j) {
     if (!g.isBackward(j))
       continue;
+    if (m.boundary < 0)
+      m.boundary = j - 1;
     for (int v : g.nodes[j].operands)
       if (isForwardValue(v)) {
         int u = valueOf(v);
         if (u < 0)
           continue;
-        if (lastRead.size() < base.bytes.size())
-          lastRead.resize(base.bytes.size(), -1);
-        lastRead[u] = std::max(lastRead[u], j);
+        if (m.readBy.size() < m.ops.bytes.size())
+          m.readBy.resize(m.ops.bytes.size());
+        if (m.readBy[u].empty() || m.readBy[u].back() != j)
+          m.readBy[u].push_back(j);
       }
   }
-  lastRead.resize(base.bytes.size(), -1);
+  m.readBy.resize(m.ops.bytes.size());
+  // A buffer the backward pass may start with: a saved value's (what a
+  // plan keeps) or a constant's. Intermediates are dead by then. (A saved
+  // value has a backward read, so it has its buffer already.)
+  for (int v : g.saved) {
+    int r = root[v];
+    if (valIndex[r] >= 0)
+      m.keepable[valIndex[r]] = 1;
+  }
+  m.lastRead.assign(m.ops.bytes.size(), -1);
+  for (auto [u, reads] : llvm::enumerate(m.readBy))
+    if (!reads.empty())
+      m.lastRead[u] = reads.back();
 
   // Time points: runs of backward ops with the same demands (they shrink
   // at each last read), each at its largest unavoidable bytes.
-  std::vector<int> cuts(lastRead.begin(), lastRead.end());
+  std::vector<int> cuts(m.lastRead.begin(), m.lastRead.end());
   llvm::sort(cuts);
-  struct Point {
-    int t;
-    int64_t excess;
+  int best = -1;
+  auto close = [&]() {
+    if (best < 0)
+      return;
+    int64_t demand = 0;
+    for (int u = 0, e = m.lastRead.size(); u < e; ++u)
+      if (m.lastRead[u] >= best)
+        demand += m.ops.bytes[u];
+    m.points.push_back({best, demand + m.held[best] - arenaBudget});
+    best = -1;
   };
-  std::vector<Point> points;
-  {
-    int best = -1;
-    auto close = [&]() {
-      if (best < 0)
-        return;
-      int64_t demand = 0;
-      for (int u = 0, e = lastRead.size(); u < e; ++u)
-        if (lastRead[u] >= best)
-          demand += base.bytes[u];
-      points.push_back({best, demand + across[best] - arenaBudget});
-      best = -1;
-    };
-    size_t c = 0;
-    for (int j = 0; j < numNodes; ++j) {
-      // A value last read before j is no longer demanded at j: a new run.
-      bool boundary = false;
-      while (c < cuts.size() && cuts[c] < j) {
-        boundary = true;
-        ++c;
-      }
-      if (boundary)
-        close();
-      if (!g.isBackward(j))
-        continue;
-      if (best < 0 || across[j] > across[best])
-        best = j;
+  size_t c = 0;
+  for (int j = 0; j < numNodes; ++j) {
+    // A value last read before j is no longer demanded at j: a new run.
+    bool boundary = false;
+    while (c < cuts.size() && cuts[c] < j) {
+      boundary = true;
+      ++c;
     }
-    close();
+    if (boundary)
+      close();
+    if (!g.isBackward(j))
+      continue;
+    if (best < 0 || m.held[j] > m.held[best])
+      best = j;
   }
-  out.points = points.size();
-  for (const Point &pt : points)
-    if (across[pt.t] > arenaBudget) {
+  close();
+  return m;
+}
+
+PeakBound remat::solvePeakBound(const PeakModel &m, double timeLimit) {
+  auto start = std::chrono::steady_clock::now();
+  PeakBound out;
+  auto finish = [&]() {
+    out.seconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    return out;
+  };
+  out.points = m.points.size();
+  for (const PeakModel::Point &pt : m.points)
+    if (m.held[pt.t] > m.arenaBudget) {
       out.infeasible = true;
       out.point = pt.t;
       return finish();
     }
-  std::stable_sort(points.begin(), points.end(),
-                   [](const Point &a, const Point &b) {
+  std::vector<PeakModel::Point> order = m.points;
+  std::stable_sort(order.begin(), order.end(),
+                   [](const PeakModel::Point &a, const PeakModel::Point &b) {
                      return a.excess > b.excess;
                    });
-  for (const Point &pt : points) {
+  for (const PeakModel::Point &pt : order) {
     if (pt.excess <= 0)
       break;
     if (out.evaluated > 0 &&
@@ -910,15 +872,11 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
                                       start)
                 .count() > timeLimit)
       break;
-    LivePointProblem p;
-    p.cost = base.cost;
-    p.reads = base.reads;
-    p.def = base.def;
-    p.bytes = base.bytes;
-    for (int u = 0, e = lastRead.size(); u < e; ++u)
-      if (lastRead[u] >= pt.t)
+    LivePointProblem p = m.ops;
+    for (int u = 0, e = m.lastRead.size(); u < e; ++u)
+      if (m.lastRead[u] >= pt.t)
         p.demand.push_back(u);
-    p.capacity = arenaBudget - across[pt.t];
+    p.capacity = m.arenaBudget - m.held[pt.t];
     double b = livePointBound(p);
     ++out.evaluated;
     if (std::isinf(b)) {
@@ -932,4 +890,152 @@ PeakBound remat::solvePeakBound(const StepStructure &info, const StepGraph &g,
     }
   }
   return finish();
+}
+
+StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
+                                    ArrayRef<int64_t> tighten,
+                                    double timeLimit, double relativeGap) {
+  using memwall::planning::MilpModel;
+  StagedBound out;
+  const LivePointProblem &ops = m.ops;
+  int n = ops.cost.size(), nv = ops.bytes.size(), k = times.size();
+  MilpModel model;
+  // Costs in units of the largest (conditioning): the bound is scaled back.
+  int64_t maxCost = 1;
+  for (int64_t c : ops.cost)
+    maxCost = std::max(maxCost, c);
+  double costUnit = static_cast<double>(maxCost);
+  // Per stage s (after times[s], up to and including times[s + 1]): Y, op
+  // i cloned in the stage; X, cloned in the stage or a later one; L, a
+  // copy of buffer v live at times[s].
+  std::vector<int> yVar(static_cast<size_t>(k) * n),
+      xVar(static_cast<size_t>(k) * n), lVar(static_cast<size_t>(k) * nv);
+  auto Y = [&](int s, int i) { return yVar[static_cast<size_t>(s) * n + i]; };
+  auto X = [&](int s, int i) { return xVar[static_cast<size_t>(s) * n + i]; };
+  auto L = [&](int s, int v) { return lVar[static_cast<size_t>(s) * nv + v]; };
+  for (int s = 0; s < k; ++s)
+    for (int i = 0; i < n; ++i)
+      yVar[static_cast<size_t>(s) * n + i] =
+          model.addVar(0.0, 1.0, ops.cost[i] / costUnit, true);
+  for (int s = 0; s < k; ++s)
+    for (int v = 0; v < nv; ++v)
+      lVar[static_cast<size_t>(s) * nv + v] = model.addVar(
+          0.0, s == 0 && !m.keepable[v] ? 0.0 : 1.0, 0.0, true);
+  for (int s = 0; s < k; ++s)
+    for (int i = 0; i < n; ++i)
+      xVar[static_cast<size_t>(s) * n + i] = model.addVar(0.0, 1.0, 0.0, false);
+  constexpr double inf = MilpModel::kInfinity;
+  // "a copy of v is at hand in stage s": live at times[s], or made in the
+  // stage (Y) or in it or later (X).
+  auto atHand = [&](int s, int v, bool later) {
+    std::vector<std::pair<int, double>> terms{{L(s, v), 1.0}};
+    if (ops.def[v] >= 0)
+      terms.push_back({later ? X(s, ops.def[v]) : Y(s, ops.def[v]), 1.0});
+    return terms;
+  };
+  // Backward reads: one at times[s] itself reads a copy live there; one
+  // inside stage s, a copy live at times[s] or made in the stage.
+  for (int v = 0; v < nv; ++v) {
+    std::vector<char> readIn(k, 0);
+    int s = 0;
+    for (int q : m.readBy[v]) {
+      if (q <= times[0])
+        continue;
+      while (s + 1 < k && times[s + 1] < q)
+        ++s;
+      if (s + 1 < k && times[s + 1] == q)
+        model.vars[L(s + 1, v)].lo = 1.0;
+      else
+        readIn[s] = 1;
+    }
+    for (int t = 0; t < k; ++t)
+      if (readIn[t])
+        model.addRow(atHand(t, v, false), 1.0, inf);
+  }
+  for (int s = 0; s < k; ++s) {
+    // A clone reads copies at hand in its stage.
+    for (int i = 0; i < n; ++i)
+      for (int u : ops.reads[i]) {
+        std::vector<std::pair<int, double>> terms = atHand(s, u, false);
+        terms.push_back({Y(s, i), -1.0});
+        model.addRow(std::move(terms), 0.0, inf);
+      }
+    // A copy live at times[s] was live at times[s - 1] or made in between.
+    if (s > 0)
+      for (int v = 0; v < nv; ++v) {
+        std::vector<std::pair<int, double>> terms{{L(s, v), 1.0},
+                                                  {L(s - 1, v), -1.0}};
+        if (ops.def[v] >= 0)
+          terms.push_back({Y(s - 1, ops.def[v]), -1.0});
+        model.addRow(std::move(terms), -inf, 0.0);
+      }
+    // The arena at times[s] (not at the boundary, times[0]); bytes in units
+    // of the alignment, which every buffer is a multiple of.
+    if (s == 0)
+      continue;
+    std::vector<std::pair<int, double>> terms;
+    for (int v = 0; v < nv; ++v)
+      if (ops.bytes[v] > 0)
+        terms.push_back(
+            {L(s, v), static_cast<double>(ops.bytes[v] / kAlignment)});
+    int64_t room = m.arenaBudget - m.held[times[s]] -
+                   (s < static_cast<int>(tighten.size()) ? tighten[s] : 0);
+    model.addRow(std::move(terms), -inf,
+                 std::floor(static_cast<double>(room) / kAlignment));
+  }
+  // The same with "cloned in the stage or a later one" (X): redundant for
+  // 0/1 points, but they make the LP relaxation at least as tight as every
+  // single point's (livePointBound). (The order of the rows matters to
+  // CBC: these last, and X's sum over the later stages written out rather
+  // than chained through X[s + 1], the same polytope, took it minutes
+  // where it takes seconds on GPT-2 small.)
+  for (int s = 0; s < k; ++s) {
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::pair<int, double>> later{{X(s, i), 1.0}};
+      for (int t = s; t < k; ++t)
+        later.push_back({Y(t, i), -1.0});
+      model.addRow(std::move(later), -inf, 0.0);
+      if (s + 1 < k)
+        model.addRow({{X(s, i), 1.0}, {X(s + 1, i), -1.0}}, 0.0, inf);
+      model.addRow({{X(s, i), 1.0}, {Y(s, i), -1.0}}, 0.0, inf);
+      // A clone after times[s] reads copies live there or made after it.
+      for (int u : ops.reads[i]) {
+        std::vector<std::pair<int, double>> terms = atHand(s, u, true);
+        terms.push_back({X(s, i), -1.0});
+        model.addRow(std::move(terms), 0.0, inf);
+      }
+    }
+    // Everything read after times[s] is at hand from then on.
+    for (int v = 0; v < nv; ++v)
+      if (m.lastRead[v] > times[s])
+        model.addRow(atHand(s, v, true), 1.0, inf);
+  }
+  out.vars = model.vars.size();
+  out.rows = model.rows.size();
+  memwall::planning::MilpResult r =
+      memwall::planning::solveMilp(model, timeLimit, relativeGap);
+  out.status = memwall::planning::toString(r.status);
+  out.seconds = r.seconds;
+  out.nodes = r.nodes;
+  out.message = r.message;
+  using Status = memwall::planning::MilpResult::Status;
+  if (r.status == Status::Error)
+    return out;
+  if (r.status == Status::Infeasible) {
+    out.infeasible = true;
+    return out;
+  }
+  // CBC's bound, less a relative 1e-7 for the LP's tolerances; where it
+  // proved the incumbent optimal, the incumbent's objective.
+  double proven = r.status == Status::Optimal ? r.objective : r.bound;
+  out.bound = std::max(0.0, proven * (1.0 - 1e-7)) * costUnit;
+  if (r.status == Status::Optimal || r.status == Status::Feasible) {
+    out.cost = r.objective * costUnit;
+    out.cloned.resize(k);
+    for (int s = 0; s < k; ++s)
+      for (int i = 0; i < n; ++i)
+        if (r.x[Y(s, i)] > 0.5)
+          out.cloned[s].push_back(m.nodeOfOp[i]);
+  }
+  return out;
 }

@@ -63,6 +63,12 @@ FailureOr<llvm::BitVector> solveCheckmateMilp(const StepStructure &info,
 /// (CBC's ratioGap): closing the last 0.01% of a bound can take minutes on
 /// gpt2-small at batch 8, and the bound reported is CBC's, reached or not.
 constexpr double kBoundGap = 1e-4;
+/// CPU seconds of CBC per round of optimal's staged MILP while it looks for
+/// a plan that fits (the bound then gets the time left).
+constexpr double kStagedRoundSeconds = 10.0;
+/// CBC stops the staged MILP once its bound is within this of its
+/// incumbent (closing the last 0.1% can take minutes).
+constexpr double kStagedGap = 1e-3;
 
 struct CoverBound {
   std::string status;
@@ -201,11 +207,49 @@ struct LivePointProblem {
 /// leaves more than `capacity` live (then no plan fits).
 double livePointBound(const LivePointProblem &p);
 
+/// The step as the peak bounds see it, built once per budget: the forward
+/// ops a plan may clone and the forward buffers they read (`ops`, without
+/// demand or capacity: a LivePointProblem per time point adds them), the
+/// backward reads of each buffer, and what every plan holds at each op.
+/// Buffers follow the pipeline: a view (a reshape, or a transpose or slice
+/// --mw-fold-views folds for every copy: alwaysViews) is its operand's
+/// buffer, arguments and returned or forced values are free.
+struct PeakModel {
+  LivePointProblem ops;
+  /// Per op of `ops`: its node in the StepGraph.
+  std::vector<int> nodeOfOp;
+  /// Per buffer: the backward nodes reading it, in order, and the last
+  /// (-1 for none).
+  std::vector<std::vector<int>> readBy;
+  std::vector<int> lastRead;
+  /// Per buffer: whether it may be live when the backward pass starts (a
+  /// saved value's, which a plan may keep, or a constant's; forward
+  /// intermediates are dead by then in every plan).
+  std::vector<char> keepable;
+  /// Per node: the arena bytes every plan holds there, whatever it
+  /// recomputes: the buffers of backward values (clones read forward values
+  /// only), as simulateArena places them (its backwardProfile).
+  std::vector<int64_t> held;
+  /// Runs of backward ops with the same demands, each at its op with the
+  /// most `held` bytes, and the bytes over the budget there if nothing were
+  /// recomputed.
+  struct Point {
+    int t;
+    int64_t excess;
+  };
+  std::vector<Point> points;
+  /// The node just before the first backward op: where the backward pass
+  /// starts.
+  int boundary = -1;
+  int64_t arenaBudget = 0;
+};
+PeakModel buildPeakModel(const StepStructure &info, const StepGraph &g,
+                         int64_t arenaBudget, bool flopsCost);
+
 /// strategy=optimal's peak bound: the largest livePointBound over the time
-/// points of the backward pass (one per run of ops with the same demands,
-/// at its largest unavoidable live bytes, the points with the largest
+/// points of the backward pass (`model.points`, the points with the largest
 /// excess first, until `timeLimit`). Every plan --mw-remat can emit that
-/// fits `arenaBudget` (any kept set, clone placement and sharing) pays at
+/// fits the arena budget (any kept set, clone placement and sharing) pays at
 /// least `bound` (in FLOPs, or femtoseconds with the time cost: lower it by
 /// half a unit per op for the rounding). `infeasible`: no plan fits.
 struct PeakBound {
@@ -216,9 +260,45 @@ struct PeakBound {
   size_t points = 0, evaluated = 0;
   double seconds = 0.0;
 };
-PeakBound solvePeakBound(const StepStructure &info, const StepGraph &g,
-                         int64_t arenaBudget, bool flopsCost,
-                         double timeLimit);
+PeakBound solvePeakBound(const PeakModel &model, double timeLimit);
+
+/// The staged bound: several time points at once, as one MILP whose
+/// solution is also a plan. `times` starts with `model.boundary` and goes
+/// on with backward nodes in increasing order; stage s is what runs after
+/// times[s], up to and including times[s + 1] (the last: to the end). Per
+/// stage, which forward ops it clones (paid once per stage) and which
+/// buffers have a copy live at times[s]: a backward read in stage s needs a
+/// copy live at times[s] or made in the stage (one at times[s + 1] itself,
+/// a copy live there), as does each clone of the stage for what it reads; a
+/// copy live at times[s + 1] was live at times[s] or made in stage s; at
+/// the boundary only keepable buffers are live; at every other time point
+/// the live copies fit the arena budget less `held` there (less
+/// `tighten[s]` when given: for finding plans, which then no longer bound
+/// anything). Every plan --mw-remat can emit that fits the budget gives a
+/// 0/1 point of it (a stage clones what the plan clones in it; a buffer is
+/// live where some copy of it is), so CBC's bound is below its recompute
+/// whichever time points are taken. Redundant rows that make the LP
+/// relaxation at least as tight as every single point's (livePointBound)
+/// say the same with "cloned in the stage or a later one". `cloned` lists,
+/// per stage, the nodes the incumbent clones: the schedule planStaged
+/// turns into a plan.
+struct StagedBound {
+  /// CBC's outcome ("optimal", "feasible", "infeasible", "no-solution",
+  /// "error" with `message`).
+  std::string status;
+  std::string message;
+  bool infeasible = false;
+  /// The bound (CBC's, in the units of `model.ops.cost`) and the
+  /// incumbent's cost.
+  double bound = 0.0, cost = 0.0;
+  std::vector<llvm::SmallVector<int>> cloned;
+  size_t vars = 0, rows = 0;
+  int64_t nodes = 0;
+  double seconds = 0.0;
+};
+StagedBound solveStagedBound(const PeakModel &model, ArrayRef<int> times,
+                             ArrayRef<int64_t> tighten, double timeLimit,
+                             double relativeGap = kStagedGap);
 
 } // namespace mlir::mw::remat
 

@@ -7,7 +7,7 @@
 // RUN: mw-opt %t.mlir --mw-remat="strategy=optimal budget=95% cost=flops verbose=true" -o %t.opt95.mlir 2>&1 | FileCheck %s --check-prefix=PROVEN
 // PROVEN: mw-remat: strategy=optimal {{.*}} optimality=proven gap=0.000% bound={{[0-9.e+]+}} bound_unit=flops bound_status=optimal
 // RUN: mw-opt %t.mlir --mw-remat="strategy=optimal budget=92% verbose=true" -o %t.opt92.mlir 2>&1 | FileCheck %s --check-prefix=GAP
-// GAP: mw-remat: strategy=optimal {{.*}} chosen="{{[^"]+}}" {{.*}} optimality={{proven|bounded}} gap={{[0-9]+\.[0-9]+}}% bound={{[0-9.e+-]+}} bound_unit=seconds bound_status={{optimal|feasible}} bound_vars={{[0-9]+}} bound_rows={{[0-9]+}} bound_ms={{[0-9.]+}} bound_source={{cover|peak}} cover_bound={{[0-9.e+-]+}} peak_bound={{[0-9.e+-]+}} peak_point={{-?[0-9]+}} peak_points={{[0-9]+}}/{{[0-9]+}} peak_ms={{[0-9.]+}}
+// GAP: mw-remat: strategy=optimal {{.*}} chosen="{{[^"]+}}" {{.*}} optimality={{proven|bounded}} gap={{[0-9]+\.[0-9]+}}% bound={{[0-9.e+-]+}} bound_unit=seconds bound_status={{optimal|feasible}} bound_vars={{[0-9]+}} bound_rows={{[0-9]+}} bound_ms={{[0-9.]+}} bound_source={{cover|peak|staged}} cover_bound={{[0-9.e+-]+}} peak_bound={{[0-9.e+-]+}} peak_point={{-?[0-9]+}} peak_points={{[0-9]+}}/{{[0-9]+}} peak_ms={{[0-9.]+}}
 // RUN: python3 %S/Inputs/optimal.py mw-opt %t.mlir 98 95 93 92 | FileCheck %s
 // CHECK: optimal 98%:
 // CHECK: optimal 92%:
