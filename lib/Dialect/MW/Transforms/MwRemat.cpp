@@ -41,6 +41,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -650,6 +651,39 @@ LogicalResult MwRematPass::measureChosen(RematRun &run) {
     return failure();
   run.result = *m;
   return success();
+}
+
+/// The forward values whose backward uses read more than one copy of them
+/// (the original and a clone, or two clones): what a staged plan does
+/// where a kept set cannot.
+unsigned countMultiCopy(const StepGraph &g, const RematPlan &plan) {
+  if (plan.useReplace.empty())
+    return 0;
+  llvm::DenseMap<int, int> replaced;
+  for (auto [v, r] : plan.replace)
+    replaced[v] = r;
+  llvm::DenseMap<std::pair<int, int>, int> perUse;
+  for (const RematPlan::UseReplacement &u : plan.useReplace)
+    perUse[{u.node, u.value}] = u.with;
+  llvm::MapVector<int, llvm::SmallSetVector<int, 2>> copies;
+  for (auto [j, node] : llvm::enumerate(g.nodes)) {
+    if (!g.isBackward(j))
+      continue;
+    for (int v : node.operands) {
+      int def = g.vals[v].def;
+      if (def < 0 || !g.nodes[def].forward)
+        continue;
+      int copy = v;
+      if (auto it = perUse.find({static_cast<int>(j), v}); it != perUse.end())
+        copy = it->second;
+      else if (auto it = replaced.find(v); it != replaced.end())
+        copy = it->second;
+      copies[v].insert(copy);
+    }
+  }
+  return llvm::count_if(copies, [](const auto &kv) {
+    return kv.second.size() > 1;
+  });
 }
 
 /// "2000000 B (2.00 MB = 1.91 MiB)": exact, then both units (Units.h), the
@@ -1353,9 +1387,9 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
 
   // 3. The staged MILP, while the gap is open: several time points at
   // once (RematMilp.h, solveStagedBound). Its bound holds for every plan
-  // whatever points it takes; its incumbent is a plan (planStaged) that may
-  // recompute a value again where keeping it would not fit, which no kept
-  // set expresses. It starts from the point of the peak bound; each round
+  // whatever points it takes; its incumbent is a plan (planStaged) that
+  // places each clone by stage, not by a kept set's rules. It starts from
+  // the point of the peak bound; each round
   // (a few seconds of CBC) turns the incumbent into a plan and simulates
   // it: the op where it is furthest over the budget becomes a time point,
   // or, where that op is a time point already (memory the model leaves
@@ -1850,7 +1884,9 @@ void MwRematPass::finish(RematRun &run) {
       << " block_activation_bytes=" << blockBytes
       << " recompute_flops=" << chosen.flops << " step_flops=" << stepFlops
       << " recompute_seconds=" << llvm::formatv("{0:e}", chosen.seconds)
-      << " ops=" << run.g.nodes.size() << " chosen=\"" << run.chosenName
+      << " ops=" << run.g.nodes.size()
+      << " multi_copy_values=" << countMultiCopy(run.g, chosen)
+      << " chosen=\"" << run.chosenName
       << "\""
       << " solve_ms=" << llvm::formatv("{0:F3}", run.solveSeconds * 1e3)
       << " verify_ms=" << llvm::formatv("{0:F3}", verifySeconds * 1e3)

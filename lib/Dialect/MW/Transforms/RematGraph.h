@@ -193,10 +193,12 @@ std::vector<char> alwaysViews(const StepGraph &g);
 /// last read; ops up to times[0] read the originals. A view (alwaysViews)
 /// of a recomputed value is cloned with it where it is read, free. A listed node nothing reads
 /// is not cloned. `keep` receives the saved values some backward op still
-/// reads as the original (and the forced ones). This is the plan of a
-/// schedule such as the span model's (RematMilp.h), where one saved value
-/// may be recomputed several times and an intermediate held across ops:
-/// what planRemat, one copy per dropped value, cannot express.
+/// reads as the original (and the forced ones). This is the plan of the
+/// staged MILP's schedule (RematMilp.h): clones placed by stage, not before
+/// each dropped value's first use as planRemat places them, and one value
+/// may be read through different copies (the original, then a clone; or
+/// clones of two stages), which planRemat, one copy per dropped value,
+/// cannot express.
 RematPlan planStaged(const StepGraph &g, const StepStructure &info,
                      ArrayRef<int> times, ArrayRef<SmallVector<int>> cloned,
                      llvm::BitVector &keep);

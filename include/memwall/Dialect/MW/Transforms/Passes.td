@@ -728,9 +728,13 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     and the context; nothing to drop with a fused `mw.attention`),
     `optimal` (needs a budget: the cheapest measured plan of the kept set of
     a covering MILP whose optimum is a lower bound on every plan's
-    recompute, auto's choice and Checkmate's MILP on the fixed op order,
-    solved by COIN-OR CBC within `time-limit`; `verbose` reports the gap to
-    the bound, `optimality=proven` when it is 0; with `saved-budget`
+    recompute, auto's choice, the staged MILP (the backward pass's time
+    points over the budget at once: a bound on every plan, and a schedule
+    of what each stretch of the backward pass recomputes) and Checkmate's
+    MILP on the
+    fixed op order, solved by COIN-OR CBC within `time-limit`; `verbose`
+    reports the gap to the largest bound, `optimality=proven` when it is 0;
+    with `saved-budget`
     instead, the exact least recompute whose kept saved activations fit,
     each dropped one recomputed once for all its backward uses: the
     Lagrangian hull by max-flow, then CBC on the MILP where the hull leaves
