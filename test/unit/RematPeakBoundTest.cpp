@@ -195,26 +195,34 @@ double peakBound(const AbstractStep &s, int64_t budget) {
   return bound;
 }
 
+/// A random abstract step of n forward ops and T backward ops, and a budget
+/// from nothing to all its bytes and more.
+AbstractStep randomStep(std::mt19937 &rng, int n, int T, int64_t &budget) {
+  AbstractStep s;
+  s.dag = randomDag(rng, n);
+  std::uniform_int_distribution<int> coin(0, 2), floorBytes(0, 8);
+  for (int q = 0; q < T; ++q) {
+    std::vector<int> reads;
+    for (int v = 0; v <= n; ++v)
+      if (coin(rng) == 0)
+        reads.push_back(v);
+    s.bwdReads.push_back(reads);
+    s.floor.push_back(floorBytes(rng));
+  }
+  int64_t all = 0;
+  for (int64_t b : s.dag.bytes)
+    all += b;
+  budget = std::uniform_int_distribution<int64_t>(0, all + 8)(rng);
+  return s;
+}
+
 TEST(RematPeakBound, PlansAgainstBruteForce) {
   std::mt19937 rng(7);
   int fitting = 0, positive = 0;
   for (int trial = 0; trial < 240; ++trial) {
     int n = 2 + trial % 3, T = 3;
-    AbstractStep s;
-    s.dag = randomDag(rng, n);
-    std::uniform_int_distribution<int> coin(0, 2), floorBytes(0, 8);
-    for (int q = 0; q < T; ++q) {
-      std::vector<int> reads;
-      for (int v = 0; v <= n; ++v)
-        if (coin(rng) == 0)
-          reads.push_back(v);
-      s.bwdReads.push_back(reads);
-      s.floor.push_back(floorBytes(rng));
-    }
-    int64_t all = 0;
-    for (int64_t b : s.dag.bytes)
-      all += b;
-    int64_t budget = std::uniform_int_distribution<int64_t>(0, all + 8)(rng);
+    int64_t budget = 0;
+    AbstractStep s = randomStep(rng, n, T, budget);
     int64_t opt = bruteForcePlans(s, budget);
     double bound = peakBound(s, budget);
     if (opt < 0)
@@ -266,21 +274,8 @@ TEST(RematPeakBound, StagedAgainstBruteForce) {
   int fitting = 0, exact = 0;
   for (int trial = 0; trial < 240; ++trial) {
     int n = 2 + trial % 3, T = 3;
-    AbstractStep s;
-    s.dag = randomDag(rng, n);
-    std::uniform_int_distribution<int> coin(0, 2), floorBytes(0, 8);
-    for (int q = 0; q < T; ++q) {
-      std::vector<int> reads;
-      for (int v = 0; v <= n; ++v)
-        if (coin(rng) == 0)
-          reads.push_back(v);
-      s.bwdReads.push_back(reads);
-      s.floor.push_back(floorBytes(rng));
-    }
-    int64_t all = 0;
-    for (int64_t b : s.dag.bytes)
-      all += b;
-    int64_t budget = std::uniform_int_distribution<int64_t>(0, all + 8)(rng);
+    int64_t budget = 0;
+    AbstractStep s = randomStep(rng, n, T, budget);
     int64_t opt = bruteForcePlans(s, budget);
     PeakModel m = stagedModel(s, budget);
     std::vector<int> every{0};

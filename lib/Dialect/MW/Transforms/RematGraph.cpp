@@ -304,7 +304,7 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
   SavedUses uses(g, info);
   int numStages = times.size();
   // Per stage, the nodes it recomputes, and the first result of each clone
-  // made (by stage and node) and of each view cloned (by stage and value).
+  // made (by stage and node; views included).
   std::vector<llvm::DenseSet<int>> inStage(numStages);
   for (int s = 0; s < numStages && s < static_cast<int>(cloned.size()); ++s)
     inStage[s].insert(cloned[s].begin(), cloned[s].end());
@@ -341,25 +341,10 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
       return v;
     const StepGraph::Node &n = g.nodes[def];
     unsigned r = llvm::find(n.results, v) - n.results.begin();
-    if (isView[def]) {
-      int u = resolve(n.operands[0], s, at);
-      if (u == n.operands[0])
-        return v;
-      auto it = cloneOf.find({s, def});
-      if (it != cloneOf.end())
-        return it->second + r;
-      RematPlan::Clone c;
-      c.node = def;
-      c.before = at;
-      c.operands.push_back(u);
-      for (unsigned o = 1; o < n.numDirect; ++o)
-        c.operands.push_back(resolve(n.operands[o], s, at));
-      c.firstResult = next;
-      next += n.results.size();
-      cloneOf[{s, def}] = c.firstResult;
-      plan.clones.push_back(std::move(c));
-      return plan.clones.back().firstResult + r;
-    }
+    if (isView[def])
+      return resolve(n.operands[0], s, at) == n.operands[0]
+                 ? v
+                 : cloneIn(s, def, at) + r;
     for (int t = s; t >= 0; --t)
       if (inStage[t].contains(def))
         return cloneIn(t, def,
