@@ -345,7 +345,14 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
       return resolve(n.operands[0], s, at) == n.operands[0]
                  ? v
                  : cloneIn(s, def, at) + r;
-    for (int t = s; t >= 0; --t)
+    // A later micro-batch's forward makes its original inside the backward
+    // pass, in stage `made`: from then on the original is the latest copy.
+    int made = def > times[0]
+                   ? static_cast<int>(llvm::lower_bound(times, def) -
+                                      times.begin()) -
+                         1
+                   : -1;
+    for (int t = s; t > made; --t)
       if (inStage[t].contains(def))
         return cloneIn(t, def,
                        t == s || t + 1 >= numStages ? at : times[t + 1]) +
@@ -452,7 +459,8 @@ void remat::applyPlan(const StepGraph &g, const RematPlan &plan) {
 int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
                       int64_t alignment, std::vector<int64_t> *profile,
                       std::vector<memwall::planning::PackBuffer> *buffers,
-                      std::vector<int64_t> *backwardProfile) {
+                      std::vector<int64_t> *backwardProfile,
+                      std::vector<char> *inArena) {
   int numValues = plan.numValues;
   std::vector<int> repl(g.vals.size(), -1);
   for (auto [v, r] : plan.replace)
@@ -757,6 +765,11 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
     delta[end[i] + 1] -= bytes;
     if (buffers)
       buffers->push_back({static_cast<uint64_t>(bytes), start[i], end[i] + 1});
+  }
+  if (inArena) {
+    inArena->assign(g.vals.size(), 0);
+    for (int i = 0, e = g.vals.size(); i < e; ++i)
+      (*inArena)[i] = def[i] >= 0 && !outside[find(i)];
   }
   // In the order the pipeline's liveness lists them: by where they start.
   if (buffers)

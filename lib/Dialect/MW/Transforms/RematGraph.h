@@ -190,7 +190,9 @@ std::vector<char> alwaysViews(const StepGraph &g);
 /// the stage), or before times[s + 1] when only later stages read it. A
 /// backward op reads the copy made by the latest stage up to its own that
 /// recomputes the value, else the original, which then stays alive to its
-/// last read; ops up to times[0] read the originals. A view (alwaysViews)
+/// last read; ops up to times[0] read the originals. (With gradient
+/// accumulation a later micro-batch's forward makes originals inside the
+/// backward pass: clones of stages before that are not read.) A view (alwaysViews)
 /// of a recomputed value is cloned with it where it is read, free. A listed node nothing reads
 /// is not cloned. `keep` receives the saved values some backward op still
 /// reads as the original (and the forced ones). This is the plan of the
@@ -230,13 +232,16 @@ void applyPlan(const StepGraph &g, const RematPlan &plan);
 /// live bytes there of the buffers that hold backward values only (no
 /// forward value, clone, argument or returned value shares them): the part
 /// of the profile no plan changes (clones read forward values only), which
-/// the peak bound counts as what every plan holds.
+/// the peak bound counts as what every plan holds. `inArena`, when given,
+/// receives per value of the original step whether its buffer is in the
+/// arena (not an argument's, nor shared with a returned value).
 int64_t simulateArena(const StepGraph &g, const RematPlan &plan,
                       int64_t alignment,
                       std::vector<int64_t> *profile = nullptr,
                       std::vector<memwall::planning::PackBuffer> *buffers =
                           nullptr,
-                      std::vector<int64_t> *backwardProfile = nullptr);
+                      std::vector<int64_t> *backwardProfile = nullptr,
+                      std::vector<char> *inArena = nullptr);
 
 /// Where each saved value is used: its last forward use and its first and
 /// last backward use (op indices of the step), and which saved index a value

@@ -730,10 +730,12 @@ PeakModel remat::buildPeakModel(const StepStructure &info,
   // backwardProfile: --mw-fold-views' concatenations and views included, a
   // buffer a backward value takes over from a forward one counted only
   // after the op that takes it).
+  std::vector<char> inArena;
   {
     RematPlan saveAll;
     saveAll.numValues = numVals;
-    simulateArena(g, saveAll, kAlignment, nullptr, nullptr, &m.held);
+    simulateArena(g, saveAll, kAlignment, nullptr, nullptr, &m.held,
+                  &inArena);
   }
 
   // The forward ops a plan may clone and the buffers they need.
@@ -763,6 +765,7 @@ PeakModel remat::buildPeakModel(const StepStructure &info,
       m.ops.bytes.push_back(aligned(g.vals[r].bytes));
       m.ops.def.push_back(constant ? -1 : item[g.vals[r].def]);
       m.keepable.push_back(constant);
+      m.madeAt.push_back(constant ? -1 : g.vals[r].def);
     }
     return valIndex[r];
   };
@@ -808,6 +811,16 @@ PeakModel remat::buildPeakModel(const StepStructure &info,
   for (auto [u, reads] : llvm::enumerate(m.readBy))
     if (!reads.empty())
       m.lastRead[u] = reads.back();
+  // The forward reads (views included: a view's reads are its root's) of
+  // the buffers in the arena: one the simulation puts outside it (an
+  // accumulated loss that the returned one is computed in place of) is not
+  // held there.
+  m.lastForwardRead.assign(m.ops.bytes.size(), -1);
+  for (int j = 0; j < numNodes; ++j)
+    if (g.nodes[j].forward)
+      for (int v : g.nodes[j].operands)
+        if (int u = valIndex[root[v]]; u >= 0 && inArena[root[v]])
+          m.lastForwardRead[u] = std::max(m.lastForwardRead[u], j);
 
   // Time points: runs of backward ops with the same demands (they shrink
   // at each last read), each at its largest unavoidable bytes.
@@ -819,7 +832,7 @@ PeakModel remat::buildPeakModel(const StepStructure &info,
       return;
     int64_t demand = 0;
     for (int u = 0, e = m.lastRead.size(); u < e; ++u)
-      if (m.lastRead[u] >= best)
+      if (m.demanded(u, best))
         demand += m.ops.bytes[u];
     m.points.push_back({best, demand + m.held[best] - arenaBudget});
     best = -1;
@@ -873,9 +886,17 @@ PeakBound remat::solvePeakBound(const PeakModel &m, double timeLimit) {
                 .count() > timeLimit)
       break;
     LivePointProblem p = m.ops;
+    // A buffer made after t (a later micro-batch's forward) is made by its
+    // own forward op, free: neither demanded nor read from a copy at t.
+    for (std::vector<int> &reads : p.reads)
+      llvm::erase_if(reads, [&](int u) { return m.madeAt[u] > pt.t; });
     for (int u = 0, e = m.lastRead.size(); u < e; ++u)
-      if (m.lastRead[u] >= pt.t)
+      if (m.demanded(u, pt.t)) {
         p.demand.push_back(u);
+        // An original a later forward op reads stays: no clone frees it.
+        if (m.originalLive(u, pt.t))
+          p.def[u] = -1;
+      }
     p.capacity = m.arenaBudget - m.held[pt.t];
     double b = livePointBound(p);
     ++out.evaluated;
@@ -918,9 +939,12 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
       yVar[static_cast<size_t>(s) * n + i] =
           model.addVar(0.0, 1.0, ops.cost[i] / costUnit, true);
   for (int s = 0; s < k; ++s)
-    for (int v = 0; v < nv; ++v)
-      lVar[static_cast<size_t>(s) * nv + v] = model.addVar(
-          0.0, s == 0 && !m.keepable[v] ? 0.0 : 1.0, 0.0, true);
+    for (int v = 0; v < nv; ++v) {
+      // An original a later forward op still reads is live, in every plan.
+      double ub = s == 0 && !m.keepable[v] ? 0.0 : 1.0;
+      double lb = m.originalLive(v, times[s]) ? ub : 0.0;
+      lVar[static_cast<size_t>(s) * nv + v] = model.addVar(lb, ub, 0.0, true);
+    }
   for (int s = 0; s < k; ++s)
     for (int i = 0; i < n; ++i)
       xVar[static_cast<size_t>(s) * n + i] = model.addVar(0.0, 1.0, 0.0, false);
@@ -932,6 +956,17 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
     if (ops.def[v] >= 0)
       terms.push_back({later ? X(s, ops.def[v]) : Y(s, ops.def[v]), 1.0});
     return terms;
+  };
+  // The stage whose stretch makes the original of v (a later micro-batch's
+  // forward inside the backward pass), -1 when it is made before times[0]:
+  // there the original is at hand for free, and it may be live at the next
+  // point without a clone.
+  std::vector<int> madeIn(nv, -1);
+  for (int v = 0; v < nv; ++v)
+    if (m.madeAt[v] > times[0])
+      madeIn[v] = llvm::lower_bound(times, m.madeAt[v]) - times.begin() - 1;
+  auto free = [&](int s, int v, bool later) {
+    return madeIn[v] >= 0 && (later ? madeIn[v] >= s : madeIn[v] == s);
   };
   // Backward reads: one at times[s] itself reads a copy live there; one
   // inside stage s, a copy live at times[s] or made in the stage.
@@ -949,13 +984,15 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
         readIn[s] = 1;
     }
     for (int t = 0; t < k; ++t)
-      if (readIn[t])
+      if (readIn[t] && !free(t, v, false))
         model.addRow(atHand(t, v, false), 1.0, inf);
   }
   for (int s = 0; s < k; ++s) {
     // A clone reads copies at hand in its stage.
     for (int i = 0; i < n; ++i)
       for (int u : ops.reads[i]) {
+        if (free(s, u, false))
+          continue;
         std::vector<std::pair<int, double>> terms = atHand(s, u, false);
         terms.push_back({Y(s, i), -1.0});
         model.addRow(std::move(terms), 0.0, inf);
@@ -963,6 +1000,8 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
     // A copy live at times[s] was live at times[s - 1] or made in between.
     if (s > 0)
       for (int v = 0; v < nv; ++v) {
+        if (madeIn[v] == s - 1)
+          continue;
         std::vector<std::pair<int, double>> terms{{L(s, v), 1.0},
                                                   {L(s - 1, v), -1.0}};
         if (ops.def[v] >= 0)
@@ -1000,6 +1039,8 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
       model.addRow({{X(s, i), 1.0}, {Y(s, i), -1.0}}, 0.0, inf);
       // A clone after times[s] reads copies live there or made after it.
       for (int u : ops.reads[i]) {
+        if (free(s, u, true))
+          continue;
         std::vector<std::pair<int, double>> terms = atHand(s, u, true);
         terms.push_back({X(s, i), -1.0});
         model.addRow(std::move(terms), 0.0, inf);
@@ -1007,7 +1048,7 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
     }
     // Everything read after times[s] is at hand from then on.
     for (int v = 0; v < nv; ++v)
-      if (m.lastRead[v] > times[s])
+      if (m.lastRead[v] > times[s] && !free(s, v, true))
         model.addRow(atHand(s, v, true), 1.0, inf);
   }
   out.vars = model.vars.size();

@@ -226,6 +226,25 @@ struct PeakModel {
   /// saved value's, which a plan may keep, or a constant's; forward
   /// intermediates are dead by then in every plan).
   std::vector<char> keepable;
+  /// Per buffer: the node of the forward op that makes the original (-1
+  /// for a constant). With gradient accumulation the later micro-batches'
+  /// forwards run inside the backward pass: a buffer made after a time
+  /// point is neither live there nor demanded from there, and its original
+  /// comes for free.
+  std::vector<int> madeAt;
+  /// Per buffer: the last forward op that reads it (-1 for none). Between
+  /// madeAt and it the original is live in every plan (forward reads are
+  /// never redirected), so a point there holds its bytes.
+  std::vector<int> lastForwardRead;
+  /// Whether every plan holds buffer `u` at node `t`: made by then and read
+  /// by a forward op after it, or by a backward op at or after it.
+  bool demanded(int u, int t) const {
+    return madeAt[u] <= t && (lastRead[u] >= t || lastForwardRead[u] > t);
+  }
+  /// Whether the original of `u` is live at `t` in every plan.
+  bool originalLive(int u, int t) const {
+    return madeAt[u] <= t && lastForwardRead[u] > t;
+  }
   /// Per node: the arena bytes every plan holds there, whatever it
   /// recomputes: the buffers of backward values (clones read forward values
   /// only), as simulateArena places them (its backwardProfile).
