@@ -504,6 +504,11 @@ struct RematRun {
   int64_t budgetBytes = -1, arenaBudget = INT64_MAX;
   /// saved-budget in bytes; -1 without one.
   int64_t savedBudgetBytes = -1;
+  /// max-recompute in the unit of cost (infinite without one), and how
+  /// diagnostics name it.
+  double maxCost = std::numeric_limits<double>::infinity();
+  std::string maxCostText;
+  bool withinCost(double c) const { return c <= maxCost * (1.0 + 1e-12); }
   /// Appended to budget diagnostics: where the budget came from.
   std::string budgetSource;
   std::chrono::steady_clock::time_point solveStart;
@@ -1082,10 +1087,13 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     }
   }
   run.solveSeconds = solveTime(run);
-  auto fitsSaved = [&](const Candidate &c) {
+  auto fitsSavedBytes = [&](const Candidate &c) {
     return run.savedBudgetBytes < 0 || c.savedBytes <= run.savedBudgetBytes;
   };
-  if (run.savedBudgetBytes >= 0 && llvm::none_of(cands, fitsSaved)) {
+  auto fitsSaved = [&](const Candidate &c) {
+    return fitsSavedBytes(c) && run.withinCost(c.cost);
+  };
+  if (run.savedBudgetBytes >= 0 && llvm::none_of(cands, fitsSavedBytes)) {
     int64_t least = INT64_MAX;
     for (const Candidate &c : cands)
       least = std::min(least, c.savedBytes);
@@ -1097,6 +1105,12 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
            << formatBytes(least)
            << " (values the backward pass reads that cannot be recomputed)";
   }
+  if (run.savedBudgetBytes >= 0 && llvm::none_of(cands, fitsSaved))
+    return mlir::emitError(info.func->getLoc())
+           << "mw-remat: saved-budget " << formatBytes(run.savedBudgetBytes)
+           << " is unreachable for @" << function
+           << " within max-recompute=" << run.maxCostText
+           << ": every candidate that keeps that little recomputes more";
   // The measurements made below, by candidate, each with what is live at
   // its peak: an unreachable budget reports the lowest of them without
   // measuring it again (on GPT-3's width one measurement takes minutes).
@@ -1184,7 +1198,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       }
       std::string how = "strategy " + lowest->name +
                         (run.savedBudgetBytes >= 0 ? " within saved-budget"
-                                                   : "");
+                                                   : "") +
+                        (run.maxCostText.empty()
+                             ? ""
+                             : " within max-recompute=" + run.maxCostText);
       auto low = measured.find(lowest);
       if (low != measured.end())
         return unreachable(run, low->second, how);
@@ -1721,6 +1738,33 @@ void MwRematPass::runOnOperation() {
   g.simulateHoisted = hoistUpdates;
   RematRun run(info, g);
   run.n = info.saved.size();
+  // A cost in its unit: with cost=flops, FLOPs at the target's peak rate.
+  auto describeCost = [&](double c) {
+    return cost == "flops"
+               ? llvm::formatv("{0:e} FLOPs", c * tgt->flopsPerSecond).str()
+               : llvm::formatv("{0:e} s", c).str();
+  };
+  if (!maxRecompute.empty()) {
+    StringRef text = StringRef(maxRecompute).trim();
+    double stepCost = 0.0, forwardCost = 0.0;
+    for (const StepGraph::Node &node : g.nodes) {
+      stepCost += node.cost;
+      if (node.forward)
+        forwardCost += node.cost;
+    }
+    double percent = 0.0;
+    if (text == "forward") {
+      run.maxCost = forwardCost;
+    } else if (text.consume_back("%") && !text.trim().getAsDouble(percent) &&
+               percent >= 0.0 && std::isfinite(percent)) {
+      run.maxCost = stepCost * percent / 100.0;
+    } else {
+      return (void)fail("malformed max-recompute '" + maxRecompute +
+                        "' (expected a percentage of the step's cost like "
+                        "35%, or forward)");
+    }
+    run.maxCostText = maxRecompute + " (" + describeCost(run.maxCost) + ")";
+  }
   verifySeconds = 0.0;
   milpSummary.clear();
   run.solveStart = std::chrono::steady_clock::now();
@@ -1805,6 +1849,17 @@ void MwRematPass::runOnOperation() {
   }
   if (failed(chosen))
     return signalPassFailure();
+  if (!run.withinCost(run.chosen.cost)) {
+    mlir::emitError(func.getLoc())
+        << "mw-remat: strategy=" << stringifyRematStrategy(strategy)
+        << "'s plan for @" << function << " recomputes "
+        << describeCost(run.chosen.cost)
+        << ", over max-recompute=" << run.maxCostText
+        << (strategy == RematStrategy::Optimal
+                ? "; it is the least recompute found under the budget"
+                : "");
+    return signalPassFailure();
+  }
   finish(run);
 }
 

@@ -762,7 +762,10 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     `activation_memory_budget` does; auto's candidates reach down to
     keeping none and include optimal's exact solution. The step records
     `mw.remat.*` attributes (see docs/remat.md); `verbose` adds a remark
-    with the figures and the solve time.
+    with the figures and the solve time. `max-recompute` caps the
+    recompute a plan may cost (`35%` of the step, or `forward`): a budget
+    that only plans above it reach is reported unreachable within it,
+    rather than met by recomputing the step many times over.
   }];
   let options = [
     Option<"strategy", "strategy", "::mlir::mw::RematStrategy",
@@ -808,6 +811,13 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "time of the recomputed ops) or flops">,
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Emit a remark with the peak, recompute cost and solve time">,
+    Option<"maxRecompute", "max-recompute", "std::string",
+           /*default=*/"\"\"",
+           "The most a plan may recompute, in the unit of cost: NN% of the "
+           "whole step's, or forward (the forward pass's: what "
+           "recomputing every activation once costs); auto and optimal "
+           "choose within it, a fixed strategy over it is an error; empty "
+           "for none">,
     Option<"hoistUpdates", "hoist-updates", "bool", /*default=*/"false",
            "Measure each plan as --mw-train-pipeline compiles it by "
            "default: after --mw-hoist-updates, so gradients die at their "

@@ -1,0 +1,41 @@
+// --mw-remat's max-recompute: the most a plan may recompute, a percentage
+// of the step's cost or `forward` (the forward pass's). On gpt2-tiny
+// (unfused attention, cost=flops) at 92% of the save-all peak, auto's plan
+// recomputes 847,872 of the step's 50,463,233 FLOPs (1.7%).
+// RUN: mw-models gpt --preset gpt2-tiny --train --attention=unfused -o %t.mlir
+// RUN: mw-opt %t.mlir --mw-remat="budget=92% cost=flops verbose=true" -o %t.free.mlir 2>&1 | FileCheck %s --check-prefix=FREE
+// FREE: recompute_flops=847872 step_flops=50463233 {{.*}}chosen="[[CHOSEN:[^"]+]]"
+
+// A cap above it changes nothing: the same plan, byte for byte.
+// RUN: mw-opt %t.mlir --mw-remat="budget=92% cost=flops max-recompute=forward" -o %t.fwd.mlir
+// RUN: mw-opt %t.mlir --mw-remat="budget=92% cost=flops max-recompute=2%" -o %t.two.mlir
+// RUN: mw-opt %t.mlir --mw-remat="budget=92% cost=flops" -o %t.plain.mlir
+// RUN: diff %t.plain.mlir %t.fwd.mlir
+// RUN: diff %t.plain.mlir %t.two.mlir
+
+// Below it, auto reports the budget unreachable within the cap, naming the
+// cap in FLOPs, and writes nothing.
+// RUN: rm -f %t.low.mlir
+// RUN: not mw-opt %t.mlir --mw-remat="budget=92% cost=flops max-recompute=1%" -o %t.low.mlir 2>&1 | FileCheck %s --check-prefix=LOW
+// RUN: not test -e %t.low.mlir
+// LOW: error: {{.*}}mw-remat: budget 2050691 B {{.*}} is unreachable for @train_step: the smallest planned peak found is {{.*}} within max-recompute=1% (5.046323e+05 FLOPs)); save-all peak 2229012 B
+// LOW-NOT: func.func
+
+// optimal's least recompute is over a tighter cap: an error that says so.
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=optimal budget=92% cost=flops max-recompute=1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPT
+// OPT: error: {{.*}}mw-remat: strategy=optimal's plan for @train_step recomputes 8.478720e+05 FLOPs, over max-recompute=1% (5.046323e+05 FLOPs); it is the least recompute found under the budget
+
+// A fixed strategy over the cap is an error; none never is.
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=1 max-recompute=1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: error: {{.*}}mw-remat: strategy=every-k's plan for @train_step recomputes {{[0-9.e+-]+}} s, over max-recompute=1% ({{[0-9.e+-]+}} s)
+// RUN: mw-opt %t.mlir --mw-remat="strategy=none max-recompute=0%" -o /dev/null
+
+// A saved-budget only plans over the cap reach.
+// RUN: not mw-opt %t.mlir --mw-remat="saved-budget=10% max-recompute=0.1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAVED
+// SAVED: error: {{.*}}mw-remat: saved-budget 69095 B {{.*}} is unreachable for @train_step within max-recompute=0.1% ({{[0-9.e+-]+}} s): every candidate that keeps that little recomputes more
+
+// Malformed values.
+// RUN: not mw-opt %t.mlir --mw-remat="budget=92% max-recompute=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not mw-opt %t.mlir --mw-remat="budget=92% max-recompute=-3%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not mw-opt %t.mlir --mw-remat="budget=92% max-recompute=abc%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: {{.*}}mw-remat: malformed max-recompute '{{[^']*}}' (expected a percentage of the step's cost like 35%, or forward)
