@@ -11,8 +11,12 @@
 # A compile that runs past MW_FIT_TIMEOUT seconds (default 600) counts as
 # not fitting and is marked in the table: --mw-remat auto at a hundred layers
 # of this width and more can take that long (docs/zero-bench.md).
+# --max-recompute CAP passes --mw-remat's max-recompute (NN% of the step,
+# or forward): the largest L whose step fits without recomputing more than
+# that (auto alone, near the smallest peak, picks plans that recompute the
+# step many times over; docs/zero-bench.md). Its peaks are cached apart.
 # Usage: bench/zero/fit.sh [--ranks 64] [--stages "0 1 2 3"]
-#          [--budgets "80 141"] [--out DIR]
+#          [--budgets "80 141"] [--max-recompute CAP] [--out DIR]
 # Peaks are cached in DIR (default $MW_BUILD_DIR/bench-zero-fit) by stage,
 # layers and budget, so a rerun compiles only what is new.
 set -euo pipefail
@@ -24,33 +28,36 @@ ranks=64
 stages="0 1 2 3"
 budgets="80 141"
 out=$build_dir/bench-zero-fit
+cap=
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
     --stages) stages=$2; shift 2 ;;
     --budgets) budgets=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --max-recompute) cap=$2; shift 2 ;;
     *) echo "bench/zero/fit.sh: unknown argument '$1' (see the header)" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
+sfx=${cap:+-cap${cap//%/pct}}
 
 # peak STAGE LAYERS BUDGET: the planned per-rank peak in bytes ("" when the
 # step does not compile), cached in $out.
 peak() {
-  local s=$1 l=$2 b=$3 f="$out/peak-s$1-l$2-b$3"
+  local s=$1 l=$2 b=$3 f="$out/peak-s$1-l$2-b$3$sfx"
   if [ ! -f "$f" ]; then
     "$bin/mw-models" gpt --preset gpt3-175b --layers "$l" --batch "$ranks" \
       --train --emit-locations=false -o "$out/step.mlir"
     if timeout "${MW_FIT_TIMEOUT:-600}" "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
-         --mw-remat="strategy=auto budget=${b}GB hoist-updates=true" --mw-train-pipeline \
+         --mw-remat="strategy=auto budget=${b}GB hoist-updates=true${cap:+ max-recompute=$cap}" --mw-train-pipeline \
          --mw-memory-report="format=json output=$out/report.json" \
          -o /dev/null 2>/dev/null; then
       python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \
         "$out/report.json" > "$f"
     elif [ $? -eq 124 ]; then
       echo "" > "$f"
-      echo "$2" >> "$out/timed-out-s$1-b$3"
+      echo "$2" >> "$out/timed-out-s$1-b$3$sfx"
     else
       echo "" > "$f"
     fi
@@ -82,7 +89,7 @@ for s in $stages; do
     [ -n "$pn" ] && next="peak $(python3 -c "print(f'{$pn/1e9:.1f}')") GB"
     params=$(python3 -c "print(f'{(12*12288*12288*$l + 50257*12288 + 2048*12288)/1e9:.1f}')")
     note=""
-    [ -f "$out/timed-out-s$s-b$b" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b"): a lower bound)"
+    [ -f "$out/timed-out-s$s-b$b$sfx" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b$sfx"): a lower bound)"
     echo "| $s | $b | $l$note | $(python3 -c "print(f'{$pl/1e9:.1f}')") | $next | $params |"
   done
 done
