@@ -509,6 +509,8 @@ struct RematRun {
   double maxCost = std::numeric_limits<double>::infinity();
   std::string maxCostText;
   bool withinCost(double c) const { return c <= maxCost * (1.0 + 1e-12); }
+  /// strategy=optimal: its lower bound on every plan's cost (cost units).
+  double bound = 0.0;
   /// Appended to budget diagnostics: where the budget came from.
   std::string budgetSource;
   std::chrono::steady_clock::time_point solveStart;
@@ -1551,6 +1553,7 @@ LogicalResult MwRematPass::runOptimal(RematRun &run) {
       stagedFinal > std::max(peakBound, cover->bound)
           ? "staged"
           : (peakBound > cover->bound ? "peak" : "cover");
+  run.bound = bound;
   // The bound in the unit the user reads: FLOPs with cost=flops.
   double unit = cost == "flops" ? tgt->flopsPerSecond : 1.0;
   milpSummary =
@@ -1650,6 +1653,7 @@ LogicalResult MwRematPass::runOptimalSaved(RematRun &run) {
   double gap = exact.cost > 0
                    ? std::max(0.0, (exact.cost - exact.bound) / exact.cost)
                    : 0.0;
+  run.bound = flops ? bound / tgt->flopsPerSecond : bound * kTimeUnit;
   milpSummary =
       llvm::formatv(" optimality={0} gap={1:F3}% bound={2:e} bound_unit={3} "
                     "solver_cost={4:e} plan_cost={5:e} source={6} "
@@ -1850,14 +1854,23 @@ void MwRematPass::runOnOperation() {
   if (failed(chosen))
     return signalPassFailure();
   if (!run.withinCost(run.chosen.cost)) {
-    mlir::emitError(func.getLoc())
+    InFlightDiagnostic diag = mlir::emitError(func.getLoc());
+    diag
         << "mw-remat: strategy=" << stringifyRematStrategy(strategy)
         << "'s plan for @" << function << " recomputes "
         << describeCost(run.chosen.cost)
-        << ", over max-recompute=" << run.maxCostText
-        << (strategy == RematStrategy::Optimal
-                ? "; it is the least recompute found under the budget"
-                : "");
+        << ", over max-recompute=" << run.maxCostText;
+    if (strategy == RematStrategy::Optimal)
+      diag << (!run.withinCost(run.bound)
+                   ? "; no plan under the budget fits within it: every "
+                     "plan recomputes at least the lower bound, "
+                   : "; it is the least recompute found under the budget, "
+                     "and the lower bound, ")
+           << describeCost(run.bound)
+           << (!run.withinCost(run.bound)
+                   ? ""
+                   : ", is within it: a longer time-limit may find a plan "
+                     "that fits both");
     return signalPassFailure();
   }
   finish(run);

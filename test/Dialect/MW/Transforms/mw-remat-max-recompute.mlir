@@ -21,9 +21,13 @@
 // LOW: error: {{.*}}mw-remat: budget 2050691 B {{.*}} is unreachable for @train_step: the smallest planned peak found is {{.*}} within max-recompute=1% (5.046323e+05 FLOPs)); save-all peak 2229012 B
 // LOW-NOT: func.func
 
-// optimal's least recompute is over a tighter cap: an error that says so.
+// optimal's least recompute is over a tighter cap, and so is its lower
+// bound (the plan is proven optimal): no plan fits both, an error that
+// says so. The same with a saved-budget (its exact solve).
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=optimal budget=92% cost=flops max-recompute=1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPT
-// OPT: error: {{.*}}mw-remat: strategy=optimal's plan for @train_step recomputes 8.478720e+05 FLOPs, over max-recompute=1% (5.046323e+05 FLOPs); it is the least recompute found under the budget
+// OPT: error: {{.*}}mw-remat: strategy=optimal's plan for @train_step recomputes 8.478720e+05 FLOPs, over max-recompute=1% (5.046323e+05 FLOPs); no plan under the budget fits within it: every plan recomputes at least the lower bound, 8.4787{{[0-9]+}}e+05 FLOPs
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=optimal saved-budget=50% cost=flops max-recompute=1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSAVED
+// OPTSAVED: error: {{.*}}mw-remat: strategy=optimal's plan for @train_step recomputes 2.125824e+06 FLOPs, over max-recompute=1% (5.046323e+05 FLOPs); no plan under the budget fits within it: every plan recomputes at least the lower bound, 2.125824e+06 FLOPs
 
 // A fixed strategy over the cap is an error; none never is.
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=every-k k=1 max-recompute=1%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXED
