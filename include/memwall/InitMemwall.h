@@ -11,8 +11,11 @@
 #ifndef MEMWALL_INITMEMWALL_H
 #define MEMWALL_INITMEMWALL_H
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/LLVM.h"
+
+#include "llvm/Support/SourceMgr.h"
 
 namespace llvm::cl {
 class OptionCategory;
@@ -30,6 +33,39 @@ void registerMemwallPasses();
 /// module). `--mlir-print-op-on-diagnostic=true` still attaches the op. Call
 /// before the driver parses the command line.
 void registerMemwallContextCLOptions();
+
+namespace detail {
+/// Owns the source manager LongLineDiagnosticHandler's base reads:
+/// constructed before it.
+struct OwnSourceMgr {
+  llvm::SourceMgr ownMgr;
+};
+} // namespace detail
+
+/// A diagnostic handler for Memwall's tools: a diagnostic (or note) whose
+/// location points into a source line longer than `maxColumns` is printed
+/// with its file, line and column but without that line, which for a large
+/// model's function signature is megabytes; every other diagnostic goes on
+/// to the handlers registered before it (the source manager's, or the
+/// verifier's with --verify-diagnostics). Register it after them: handlers
+/// run newest first. It loads the files the locations name into its own
+/// source manager, as the upstream handler does for files it was not given.
+class LongLineDiagnosticHandler : private detail::OwnSourceMgr,
+                                  public SourceMgrDiagnosticHandler {
+public:
+  LongLineDiagnosticHandler(MLIRContext *context, unsigned maxColumns = 400);
+
+private:
+  /// Whether `loc` names a line of a readable file longer than maxColumns.
+  bool onLongLine(Location loc);
+  unsigned maxColumns;
+};
+
+/// Installs a LongLineDiagnosticHandler in every context that loads the
+/// func dialect from `registry` (for MlirOptMain, whose context and source
+/// manager's handler are its own: the func dialect loads while it parses,
+/// after that handler). The handler lives as long as the process.
+void registerLongLineDiagnostics(DialectRegistry &registry);
 
 /// The value of `--mlir-print-op-on-diagnostic` (registered by
 /// registerMemwallContextCLOptions), for drivers whose context ignores it.

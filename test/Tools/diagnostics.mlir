@@ -27,6 +27,27 @@
 // PASS-NOT: see current operation
 // PASS-NOT: func.func
 
+// A source line of more than 400 columns (a large model's function
+// signature, without locations) is not shown: the error is one line, with
+// its file, line and column. Shorter lines still are (the notes below).
+// RUN: not mw-opt %S/Inputs/long-line.mlir 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not mw-opt %S/Inputs/long-line.mlir 2>&1 | count 1
+// RUN: not mw-eval %S/Inputs/long-line.mlir 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not mw-eval %S/Inputs/long-line.mlir 2>&1 | count 1
+// RUN: not mw-translate --mw-to-plan %S/Inputs/long-line.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG
+// RUN: not mw-translate --mw-to-plan %S/Inputs/long-line.mlir -o /dev/null 2>&1 | count 1
+// LONG: long-line.mlir:3:610: error: expected non-function type
+// RUN: mw-models gpt --preset gpt2-tiny --train --emit-locations=false -o %t.noloc.mlir
+// RUN: not mw-opt %t.noloc.mlir --mw-remat=budget=1KB -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG-PASS
+// RUN: not mw-opt %t.noloc.mlir --mw-remat=budget=1KB -o /dev/null 2>&1 | count 1
+// LONG-PASS: noloc.mlir:{{[0-9]+}}:3: error: mw-remat: budget 1000 B {{.*}} is below the persistent state of @train_step
+// LONG-PASS-NOT: func.func
+// RUN: not mw-opt %t.noloc.mlir --mw-remat=budget=90% -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG-NOTES
+// LONG-NOTES: noloc.mlir:{{[0-9]+}}:3: error: mw-remat: budget {{.*}} is unreachable for @train_step
+// LONG-NOTES-NEXT: noloc.mlir:{{[0-9]+}}:{{[0-9]+}}: note: live at the peak:
+// LONG-NOTES-NEXT: mw.
+// LONG-NOTES-NEXT: ^
+
 // mw-translate on an unplanned module and mw-eval without --entry: one line
 // each (the implicit module is at line 0 of the file).
 // RUN: not mw-translate --mw-to-plan %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRANSLATE

@@ -509,6 +509,7 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mw::LongLineDiagnosticHandler longLines(&context);
   std::string error;
   auto buffer = openInputFile(inputFile, &error);
   if (!buffer)

@@ -35,9 +35,14 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/CommandLine.h"
 
 void mlir::mw::registerMemwallDialects(DialectRegistry &registry) {
@@ -84,6 +89,52 @@ static llvm::cl::opt<bool> &getPrintOpOnDiagnosticOption() {
 
 void mlir::mw::registerMemwallContextCLOptions() {
   getPrintOpOnDiagnosticOption().setInitialValue(false);
+}
+
+mlir::mw::LongLineDiagnosticHandler::LongLineDiagnosticHandler(
+    MLIRContext *ctx, unsigned maxColumns)
+    : SourceMgrDiagnosticHandler(ownMgr, ctx, llvm::errs()),
+      maxColumns(maxColumns) {
+  setHandler([this](Diagnostic &diag) -> LogicalResult {
+    if (!onLongLine(diag.getLocation()))
+      return failure();
+    emitDiagnostic(diag.getLocation(), diag.str(), diag.getSeverity(),
+                   /*displaySourceLine=*/false);
+    for (Diagnostic &note : diag.getNotes())
+      emitDiagnostic(note.getLocation(), note.str(), note.getSeverity(),
+                     /*displaySourceLine=*/!onLongLine(note.getLocation()));
+    return success();
+  });
+}
+
+bool mlir::mw::LongLineDiagnosticHandler::onLongLine(Location loc) {
+  auto fileLoc = loc->findInstanceOf<FileLineColLoc>();
+  if (!fileLoc || fileLoc.getLine() == 0)
+    return false;
+  const llvm::MemoryBuffer *buffer =
+      getBufferForFile(fileLoc.getFilename().getValue());
+  if (!buffer)
+    return false;
+  unsigned id = 0;
+  for (unsigned i = 1, e = ownMgr.getNumBuffers(); i <= e && !id; ++i)
+    if (ownMgr.getMemoryBuffer(i) == buffer)
+      id = i;
+  if (!id)
+    return false;
+  llvm::SMLoc start = ownMgr.FindLocForLineAndColumn(id, fileLoc.getLine(), 1);
+  if (!start.isValid())
+    return false;
+  StringRef rest(start.getPointer(),
+                 buffer->getBufferEnd() - start.getPointer());
+  return rest.substr(0, rest.find_first_of("\r\n")).size() > maxColumns;
+}
+
+void mlir::mw::registerLongLineDiagnostics(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, func::FuncDialect *) {
+    // Never destroyed: erasing the handler needs the context, which the
+    // driver destroys without telling its dialects' extensions.
+    (void)new LongLineDiagnosticHandler(context);
+  });
 }
 
 bool mlir::mw::shouldPrintOpOnDiagnostic() {

@@ -2,7 +2,9 @@
 //
 // MlirOptMain with the mw dialect, the upstream dialects of the pipeline and
 // Memwall's passes. Diagnostics do not attach the op unless
-// --mlir-print-op-on-diagnostic=true, and --help leaves out LLVM's options.
+// --mlir-print-op-on-diagnostic=true nor show a source line of more than 400
+// columns (a large model's function signature), and --help leaves out
+// LLVM's options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::mw::registerMemwallDialects(registry);
+  mlir::mw::registerLongLineDiagnostics(registry);
   mlir::mw::registerMemwallPasses();
   mlir::mw::registerMemwallContextCLOptions();
   mlir::mw::hideUnrelatedToolOptions({});

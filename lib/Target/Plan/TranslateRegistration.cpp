@@ -70,6 +70,9 @@ registerPlanTranslation(StringRef name, StringRef description,
                   raw_ostream &os, MLIRContext *context) -> LogicalResult {
         if (!mw::shouldPrintOpOnDiagnostic())
           context->printOpOnDiagnostic(false);
+        // A source line of a large model's signature is megabytes: not
+        // shown (InitMemwall.h).
+        mw::LongLineDiagnosticHandler longLines(context);
         DialectRegistry registry;
         mw::registerMemwallDialects(registry);
         context->appendDialectRegistry(registry);
