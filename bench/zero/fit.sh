@@ -55,6 +55,9 @@ peak() {
          -o /dev/null 2>/dev/null; then
       python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \
         "$out/report.json" > "$f"
+      # What the plan recomputes, as a share of the step's FLOPs.
+      python3 -c "import json,sys; r=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0].get('remat') or {}; print(f\"{100*r['recompute_flops']/r['step_flops']:.1f}%\" if r.get('step_flops') else '')" \
+        "$out/report.json" > "$f.recompute"
     elif [ $? -eq 124 ]; then
       echo "" > "$f"
       echo "$2" >> "$out/timed-out-s$1-b$3$sfx"
@@ -66,8 +69,8 @@ peak() {
 }
 fits() { local p; p=$(peak "$1" "$2" "$3"); [ -n "$p" ] && [ "$p" -le "$(( $3 * 1000000000 ))" ]; }
 
-echo "| stage | budget (GB) | largest L that fits | its peak / rank (GB) | L + 1 | parameters (B) |"
-echo "|---|---|---|---|---|---|"
+echo "| stage | budget (GB) | largest L that fits | its peak / rank (GB) | its recompute / step FLOPs | L + 1 | parameters (B) |"
+echo "|---|---|---|---|---|---|---|"
 for s in $stages; do
   for b in $budgets; do
     l=0
@@ -81,7 +84,7 @@ for s in $stages; do
       l=$lo
     fi
     if [ "$l" -eq 0 ]; then
-      echo "| $s | $b | 0 (not one layer) | | | |"
+      echo "| $s | $b | 0 (not one layer) | | | | |"
       continue
     fi
     pl=$(peak "$s" "$l" "$b"); pn=$(peak "$s" $(( l + 1 )) "$b")
@@ -90,6 +93,7 @@ for s in $stages; do
     params=$(python3 -c "print(f'{(12*12288*12288*$l + 50257*12288 + 2048*12288)/1e9:.1f}')")
     note=""
     [ -f "$out/timed-out-s$s-b$b$sfx" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b$sfx"): a lower bound)"
-    echo "| $s | $b | $l$note | $(python3 -c "print(f'{$pl/1e9:.1f}')") | $next | $params |"
+    rc=$(cat "$out/peak-s$s-l$l-b$b$sfx.recompute" 2>/dev/null || true)
+    echo "| $s | $b | $l$note | $(python3 -c "print(f'{$pl/1e9:.1f}')") | ${rc:-not recorded} | $next | $params |"
   done
 done
