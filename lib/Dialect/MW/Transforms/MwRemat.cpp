@@ -1873,6 +1873,25 @@ void MwRematPass::runOnOperation() {
                      "that fits both");
     return signalPassFailure();
   }
+  // A plan that recomputes more than the whole step fits, but few would run
+  // it: near the smallest peak the cheapest plans recompute long chains for
+  // every use. Say so, and how to ask for less.
+  if (maxRecompute.empty()) {
+    int64_t stepFlops = CostModel(func, *tgt).getTotalFlops();
+    if (stepFlops > 0 && run.chosen.flops > stepFlops)
+      mlir::emitWarning(func.getLoc())
+          << "mw-remat: strategy=" << stringifyRematStrategy(strategy)
+          << "'s plan for @" << function << " recomputes "
+          << llvm::formatv("{0:F1}", static_cast<double>(run.chosen.flops) /
+                                         static_cast<double>(stepFlops))
+          << " times the step's FLOPs ("
+          << llvm::formatv("{0:e}", static_cast<double>(run.chosen.flops))
+          << " against " << llvm::formatv("{0:e}", static_cast<double>(stepFlops))
+          << "): the budget is near the smallest peak, where the plans that "
+             "fit recompute long chains for every use; max-recompute=forward "
+             "(or NN% of the step) keeps only plans that recompute less, and "
+             "reports the budget unreachable within it";
+  }
   finish(run);
 }
 

@@ -43,3 +43,21 @@
 // RUN: not mw-opt %t.mlir --mw-remat="budget=92% max-recompute=-3%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not mw-opt %t.mlir --mw-remat="budget=92% max-recompute=abc%" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: {{.*}}mw-remat: malformed max-recompute '{{[^']*}}' (expected a percentage of the step's cost like 35%, or forward)
+
+// Without a cap, a plan that recomputes more than the whole step gets a
+// warning that says how far over it is and what to ask for instead. A deep,
+// narrow step (24 blocks of gpt2-tiny's width, 8 x 128 tokens) at 16.5% of
+// its save-all peak, near the smallest: auto's plan recomputes 3.5 times
+// the step; with max-recompute=forward the budget is unreachable. Below
+// 100% of the step (92% above) there is no warning.
+// RUN: mw-models gpt --preset gpt2-tiny --train --attention=unfused --layers 24 --seq 128 --batch 8 -o %t.deep.mlir
+// RUN: mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops" -o %t.deep.r.mlir 2>&1 | FileCheck %s --check-prefix=WARN
+// WARN: warning: {{.*}}mw-remat: strategy=auto's plan for @train_step recomputes 3.5 times the step's FLOPs (3.601262e+10 against 1.014738e+10): the budget is near the smallest peak, where the plans that fit recompute long chains for every use; max-recompute=forward (or NN% of the step) keeps only plans that recompute less, and reports the budget unreachable within it
+// RUN: not mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops max-recompute=forward" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEEP-CAP
+// DEEP-CAP: error: {{.*}}is unreachable for @train_step: {{.*}} within max-recompute=forward (3.437560e+09 FLOPs))
+// DEEP-CAP-NOT: warning
+// RUN: mw-opt %t.mlir --mw-remat="budget=92% cost=flops" -o /dev/null 2>&1 | count 0
+// The warning changes nothing in the output (the plan is written; its
+// outputs were checked by hand with mw-eval, 25 s a run, too slow here).
+// RUN: mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops" -o - 2>/dev/null | FileCheck %s --check-prefix=WRITTEN
+// WRITTEN: mw.remat.strategy = "auto"
