@@ -8,9 +8,11 @@
 # persistent buffers) within B. Remat trades recomputation for memory as L
 # grows (the peak stays just under B), so the peak is not linear in L: L is
 # found by doubling, then bisection (about 2 log2 L compiles per cell).
-# A compile that runs past MW_FIT_TIMEOUT seconds (default 600) counts as
-# not fitting and is marked in the table: --mw-remat auto at a hundred layers
-# of this width and more can take that long (docs/zero-bench.md).
+# A compile that runs past MW_FIT_TIMEOUT seconds (default 600), or runs
+# out of memory, counts as not fitting and is marked in the table (a lower
+# bound): --mw-remat auto at a hundred layers of this width and more can
+# take that long, and near the budget needs more than 20 GB
+# (docs/zero-bench.md).
 # --max-recompute CAP passes --mw-remat's max-recompute (NN% of the step,
 # or forward): the largest L whose step fits without recomputing more than
 # that (auto alone, near the smallest peak, picks plans that recompute the
@@ -49,20 +51,25 @@ peak() {
   if [ ! -f "$f" ]; then
     "$bin/mw-models" gpt --preset gpt3-175b --layers "$l" --batch "$ranks" \
       --train --emit-locations=false -o "$out/step.mlir"
-    if timeout "${MW_FIT_TIMEOUT:-600}" "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
-         --mw-remat="strategy=auto budget=${b}GB hoist-updates=true${cap:+ max-recompute=$cap}" --mw-train-pipeline \
-         --mw-memory-report="format=json output=$out/report.json" \
-         -o /dev/null 2>/dev/null; then
+    local rc=0
+    timeout "${MW_FIT_TIMEOUT:-600}" "$bin/mw-opt" "$out/step.mlir" --mw-zero="stage=$s ranks=$ranks" \
+      --mw-remat="strategy=auto budget=${b}GB hoist-updates=true${cap:+ max-recompute=$cap}" --mw-train-pipeline \
+      --mw-memory-report="format=json output=$out/report.json" \
+      -o /dev/null 2>/dev/null || rc=$?
+    if [ "$rc" -eq 0 ]; then
       python3 -c "import json,sys; f=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0]; print(f['arena_bytes'] + f['persistent_bytes'])" \
         "$out/report.json" > "$f"
       # What the plan recomputes, as a share of the step's FLOPs.
       python3 -c "import json,sys; r=[f for f in json.load(open(sys.argv[1]))['functions'] if f.get('zero')][0].get('remat') or {}; print(f\"{100*r['recompute_flops']/r['step_flops']:.1f}%\" if r.get('step_flops') else '')" \
         "$out/report.json" > "$f.recompute"
-    elif [ $? -eq 124 ]; then
-      echo "" > "$f"
-      echo "$2" >> "$out/timed-out-s$1-b$3$sfx"
     else
       echo "" > "$f"
+      # Not an answer: a compile that timed out, or ran out of memory (LLVM's
+      # abort, or the kernel's OOM killer), leaves L open; the table says so.
+      case "$rc" in
+        124) echo "$2" >> "$out/timed-out-s$1-b$3$sfx" ;;
+        134|137) echo "$2" >> "$out/out-of-memory-s$1-b$3$sfx" ;;
+      esac
     fi
   fi
   cat "$f"
@@ -83,16 +90,19 @@ for s in $stages; do
       done
       l=$lo
     fi
+    note=""
+    [ -f "$out/timed-out-s$s-b$b$sfx" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b$sfx"): a lower bound)"
+    [ -f "$out/out-of-memory-s$s-b$b$sfx" ] && note="$note (compiles ran out of memory at L = $(paste -sd, "$out/out-of-memory-s$s-b$b$sfx"): a lower bound)"
     if [ "$l" -eq 0 ]; then
-      echo "| $s | $b | 0 (not one layer) | | | | |"
+      echo "| $s | $b | 0 (not one layer)$note | | | | |"
       continue
     fi
     pl=$(peak "$s" "$l" "$b"); pn=$(peak "$s" $(( l + 1 )) "$b")
     next="does not fit"
     [ -n "$pn" ] && next="peak $(python3 -c "print(f'{$pn/1e9:.1f}')") GB"
+    grep -qx "$(( l + 1 ))" "$out/timed-out-s$s-b$b$sfx" 2>/dev/null && next="timed out"
+    grep -qx "$(( l + 1 ))" "$out/out-of-memory-s$s-b$b$sfx" 2>/dev/null && next="ran out of memory"
     params=$(python3 -c "print(f'{(12*12288*12288*$l + 50257*12288 + 2048*12288)/1e9:.1f}')")
-    note=""
-    [ -f "$out/timed-out-s$s-b$b$sfx" ] && note=" (compiles timed out at L = $(paste -sd, "$out/timed-out-s$s-b$b$sfx"): a lower bound)"
     rc=$(cat "$out/peak-s$s-l$l-b$b$sfx.recompute" 2>/dev/null || true)
     echo "| $s | $b | $l$note | $(python3 -c "print(f'{$pl/1e9:.1f}')") | ${rc:-not recorded} | $next | $params |"
   done
