@@ -151,6 +151,21 @@ StepGraph::StepGraph(const StepStructure &info, const Target &target,
   }
 }
 
+/// Appends to `plan` a clone of forward node `node` inserted before node
+/// `before`, reading `operands` (value ids, resolved by the caller first:
+/// their clones come before it), and charges its cost; its results take
+/// the ids from `next` on. Returns the id of its first result.
+static int addClone(const StepGraph &g, RematPlan &plan, int node, int before,
+                    SmallVector<int> operands, int &next) {
+  const StepGraph::Node &n = g.nodes[node];
+  plan.clones.push_back({node, before, std::move(operands), next});
+  next += n.results.size();
+  plan.flops += n.flops;
+  plan.seconds += n.seconds;
+  plan.cost += n.cost;
+  return plan.clones.back().firstResult;
+}
+
 RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
                            const llvm::BitVector &keep, Sharing sharing) {
   RematPlan plan;
@@ -235,19 +250,13 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
       return it->second.clone;
     }
     const StepGraph::Node &node = g.nodes[def];
-    RematPlan::Clone c;
-    c.node = def;
-    c.before = p;
+    SmallVector<int> operands;
     for (unsigned o = 0; o < node.numDirect; ++o)
-      c.operands.push_back(materialize(node.operands[o], p, wanted));
-    c.firstResult = next;
-    next += node.results.size();
-    plan.flops += node.flops;
-    plan.seconds += node.seconds;
-    plan.cost += node.cost;
+      operands.push_back(materialize(node.operands[o], p, wanted));
+    int first = addClone(g, plan, def, p, std::move(operands), next);
     int result = -1;
     for (auto [r, orig] : llvm::enumerate(node.results)) {
-      int copy = c.firstResult + r;
+      int copy = first + r;
       if (orig == v)
         result = copy;
       auto existing = available.find(orig);
@@ -259,7 +268,6 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
         liveUntil = lastUse[orig];
       available[orig] = {copy, p, liveUntil};
     }
-    plan.clones.push_back(std::move(c));
     return result;
   };
   for (const Dropped &d : dropped) {
@@ -318,19 +326,12 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
     if (it != cloneOf.end())
       return it->second;
     const StepGraph::Node &n = g.nodes[node];
-    RematPlan::Clone c;
-    c.node = node;
-    c.before = at;
+    SmallVector<int> operands;
     for (unsigned o = 0; o < n.numDirect; ++o)
-      c.operands.push_back(resolve(n.operands[o], s, at));
-    c.firstResult = next;
-    next += n.results.size();
-    plan.flops += n.flops;
-    plan.seconds += n.seconds;
-    plan.cost += n.cost;
-    cloneOf[{s, node}] = c.firstResult;
-    plan.clones.push_back(std::move(c));
-    return plan.clones.back().firstResult;
+      operands.push_back(resolve(n.operands[o], s, at));
+    int first = addClone(g, plan, node, at, std::move(operands), next);
+    cloneOf[{s, node}] = first;
+    return first;
   };
   // The copy of value `v` that an op of stage `s` (-1: up to times[0])
   // reads, clones of the stage inserted before node `at`.

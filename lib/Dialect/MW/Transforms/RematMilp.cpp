@@ -965,8 +965,19 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
   for (int v = 0; v < nv; ++v)
     if (m.madeAt[v] > times[0])
       madeIn[v] = llvm::lower_bound(times, m.madeAt[v]) - times.begin() - 1;
-  auto free = [&](int s, int v, bool later) {
+  auto originalFree = [&](int s, int v, bool later) {
     return madeIn[v] >= 0 && (later ? madeIn[v] >= s : madeIn[v] == s);
+  };
+  // A clone of op i in stage s (later: in it or a later one, X) reads
+  // copies at hand there.
+  auto cloneReads = [&](int s, int i, bool later) {
+    for (int u : ops.reads[i]) {
+      if (originalFree(s, u, later))
+        continue;
+      std::vector<std::pair<int, double>> terms = atHand(s, u, later);
+      terms.push_back({later ? X(s, i) : Y(s, i), -1.0});
+      model.addRow(std::move(terms), 0.0, inf);
+    }
   };
   // Backward reads: one at times[s] itself reads a copy live there; one
   // inside stage s, a copy live at times[s] or made in the stage.
@@ -984,19 +995,13 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
         readIn[s] = 1;
     }
     for (int t = 0; t < k; ++t)
-      if (readIn[t] && !free(t, v, false))
+      if (readIn[t] && !originalFree(t, v, false))
         model.addRow(atHand(t, v, false), 1.0, inf);
   }
   for (int s = 0; s < k; ++s) {
     // A clone reads copies at hand in its stage.
     for (int i = 0; i < n; ++i)
-      for (int u : ops.reads[i]) {
-        if (free(s, u, false))
-          continue;
-        std::vector<std::pair<int, double>> terms = atHand(s, u, false);
-        terms.push_back({Y(s, i), -1.0});
-        model.addRow(std::move(terms), 0.0, inf);
-      }
+      cloneReads(s, i, false);
     // A copy live at times[s] was live at times[s - 1] or made in between.
     if (s > 0)
       for (int v = 0; v < nv; ++v) {
@@ -1038,17 +1043,11 @@ StagedBound remat::solveStagedBound(const PeakModel &m, ArrayRef<int> times,
         model.addRow({{X(s, i), 1.0}, {X(s + 1, i), -1.0}}, 0.0, inf);
       model.addRow({{X(s, i), 1.0}, {Y(s, i), -1.0}}, 0.0, inf);
       // A clone after times[s] reads copies live there or made after it.
-      for (int u : ops.reads[i]) {
-        if (free(s, u, true))
-          continue;
-        std::vector<std::pair<int, double>> terms = atHand(s, u, true);
-        terms.push_back({X(s, i), -1.0});
-        model.addRow(std::move(terms), 0.0, inf);
-      }
+      cloneReads(s, i, true);
     }
     // Everything read after times[s] is at hand from then on.
     for (int v = 0; v < nv; ++v)
-      if (m.lastRead[v] > times[s] && !free(s, v, true))
+      if (m.lastRead[v] > times[s] && !originalFree(s, v, true))
         model.addRow(atHand(s, v, true), 1.0, inf);
   }
   out.vars = model.vars.size();
