@@ -1860,17 +1860,16 @@ void MwRematPass::runOnOperation() {
         << "'s plan for @" << function << " recomputes "
         << describeCost(run.chosen.cost)
         << ", over max-recompute=" << run.maxCostText;
-    if (strategy == RematStrategy::Optimal)
-      diag << (!run.withinCost(run.bound)
-                   ? "; no plan under the budget fits within it: every "
-                     "plan recomputes at least the lower bound, "
-                   : "; it is the least recompute found under the budget, "
-                     "and the lower bound, ")
+    if (strategy == RematStrategy::Optimal && !run.withinCost(run.bound))
+      diag << "; no plan under the budget fits within it: every plan "
+              "recomputes at least the lower bound, "
+           << describeCost(run.bound);
+    else if (strategy == RematStrategy::Optimal)
+      diag << "; it is the least recompute found under the budget, and the "
+              "lower bound, "
            << describeCost(run.bound)
-           << (!run.withinCost(run.bound)
-                   ? ""
-                   : ", is within it: a longer time-limit may find a plan "
-                     "that fits both");
+           << ", is within it: a longer time-limit may find a plan that "
+              "fits both";
     return signalPassFailure();
   }
   // A plan that recomputes more than the whole step fits, but few would run
