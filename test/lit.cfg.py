@@ -43,6 +43,13 @@ if getattr(config, "mwrt_have_mpi", False) and shutil.which("mpirun"):
     config.available_features.add("mpi")
 config.substitutions.append(
     ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+# mw-run's CPU matmul is OpenBLAS's (test/Runtime/blas-core.mlir), on an
+# x86-64 machine (OpenBLAS's kernel sets there are named after x86 cores).
+import platform
+if getattr(config, "mwrt_have_openblas", False):
+    config.available_features.add("openblas")
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
 # A CUDA device this build can use (the NCCL tests): none in CI.
 if getattr(config, "mwrt_have_nccl", False) and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -1054,6 +1055,26 @@ TEST(CpuKernels, MatmulHalfTypesAccumulateInF32AndRoundOnce) {
       hr = out(DType::F16, {1, 1});
   EXPECT_OK(run(OpKind::Matmul, {&h, &g}, {&hr}));
   EXPECT_TRUE(sameFloats(hr, {kInf})); // 120000 overflows f16
+}
+
+// mw-run's choice of OpenBLAS kernels (docs/runtime-kernels.md, "Which
+// OpenBLAS kernels"): never over the user's OPENBLAS_CORETYPE, and only ever
+// one of the two AVX kernel sets. test/Runtime/blas-core.mlir checks it
+// against the machine's CPU features through mw-run.
+TEST(CpuKernels, BlasCoreAdviceKeepsTheUsersChoice) {
+  if (!cpuMatmulUsesBlas())
+    GTEST_SKIP() << "built without OpenBLAS";
+  EXPECT_FALSE(cpuBlasCore().empty());
+  const char *old = std::getenv("OPENBLAS_CORETYPE");
+  std::string saved = old ? old : "";
+  setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+  EXPECT_EQ(cpuBlasCoreAdvice(), "");
+  unsetenv("OPENBLAS_CORETYPE");
+  std::string advice = cpuBlasCoreAdvice();
+  EXPECT_TRUE(advice.empty() || advice == "SkylakeX" || advice == "Haswell")
+      << advice;
+  if (old)
+    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
 }
 
 TEST(CpuKernels, MatmulRejectsBadShapes) {

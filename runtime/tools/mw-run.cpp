@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <csignal>
 #include <optional>
 #include <string>
@@ -71,6 +72,11 @@ const char *kUsage =
     "  --threads N            CPU kernel threads, the main one included\n"
     "                         (default: MW_NUM_THREADS, else every core);\n"
     "                         results are bit-identical for any N\n"
+    "\n"
+    "OpenBLAS kernels: where OpenBLAS does not recognize the CPU and falls\n"
+    "  back to pre-AVX kernels, mw-run starts again with OPENBLAS_CORETYPE\n"
+    "  set to the AVX-512 or AVX2 kernels the CPU has; set it yourself to\n"
+    "  keep a choice. The header names the kernels (docs/runtime-kernels.md).\n"
     "\n"
     "Offloaded weights (a plan from --mw-offload, docs/offload.md): host\n"
     "  weights load from --weights like others; file weights are read by\n"
@@ -187,6 +193,49 @@ int splitCommandLine(
 }
 
 namespace {
+
+/// OpenBLAS picks its kernels when it loads, before main: from
+/// OPENBLAS_CORETYPE, else from the CPU model. Where it fell back to pre-AVX
+/// kernels on a CPU it does not recognize (cpuBlasCoreAdvice), mw-run starts
+/// again with the kernel set the CPU supports: on the development machine's
+/// virtual AVX-512 Xeon a quarter of the matmul time. OpenBLAS's own pick is
+/// kept in MWRT_BLAS_DETECTED_CORE for the report. Setting
+/// OPENBLAS_CORETYPE (to any core, the detected one included) keeps it.
+void chooseBlasKernels(char **argv) {
+  std::string core = cpuBlasCoreAdvice();
+  if (core.empty())
+    return;
+  std::string detected = cpuBlasCore();
+  setenv("MWRT_BLAS_DETECTED_CORE", detected.c_str(), 1);
+  setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  // No /proc: run with OpenBLAS's pick.
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("MWRT_BLAS_DETECTED_CORE");
+}
+
+/// OpenBLAS's own pick where mw-run chose other kernels (the variable
+/// chooseBlasKernels set, and OPENBLAS_CORETYPE naming the core in use);
+/// empty otherwise.
+std::string blasDetectedCore() {
+  const char *chosen = std::getenv("OPENBLAS_CORETYPE");
+  const char *detected = std::getenv("MWRT_BLAS_DETECTED_CORE");
+  if (!chosen || !detected || !*detected ||
+      strcasecmp(chosen, cpuBlasCore().c_str()) != 0)
+    return "";
+  return detected;
+}
+
+/// "openblas SkylakeX", with "(OpenBLAS detected Prescott)" where mw-run
+/// chose the kernels; "reference" for the evaluator's loops.
+std::string matmulDescription(bool reference) {
+  if (reference || !cpuMatmulUsesBlas())
+    return "reference";
+  std::string text = "openblas " + cpuBlasCore();
+  if (std::string detected = blasDetectedCore(); !detected.empty())
+    text += " (OpenBLAS detected " + detected + ")";
+  return text;
+}
 
 /// Parses argv into `o`; returns an exit status (0 to go on, -1 after
 /// --help) and prints the message of a bad command line.
@@ -533,8 +582,8 @@ int run(const Options &o) {
                  o.weights.c_str(), fresh.size(), fresh.size() == 1 ? "" : "s",
                  fresh.front().c_str());
 
-  const char *matmul =
-      o.referenceMatmul || !cpuMatmulUsesBlas() ? "reference" : "openblas";
+  std::string matmulText = matmulDescription(o.referenceMatmul);
+  const char *matmul = matmulText.c_str();
   bool hasLoss = plan->lossResult() >= 0;
   if (!o.json && printer)
     std::printf("mw-run: %s (function %s) on %s%s: %llu step%s, seed %llu, "
@@ -644,7 +693,13 @@ int run(const Options &o) {
     report["ranks"] = group.size;
     report["seed"] = o.seed;
     report["steps"] = o.steps;
-    report["matmul"] = matmul;
+    report["matmul"] =
+        o.referenceMatmul || !cpuMatmulUsesBlas() ? "reference" : "openblas";
+    if (report["matmul"] == "openblas") {
+      report["blas_core"] = cpuBlasCore();
+      if (std::string detected = blasDetectedCore(); !detected.empty())
+        report["blas_core_detected"] = detected;
+    }
     report["losses"] = hasLoss ? nlohmann::ordered_json(losses)
                                : nlohmann::ordered_json(nullptr);
     report["step_times_ms"] = times;
@@ -704,6 +759,7 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  chooseBlasKernels(argv);
   if (wantsGenerate(argc, argv))
     return generateMain(argc, argv);
   Options o;

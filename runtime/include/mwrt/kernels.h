@@ -166,6 +166,19 @@ bool cpuMatmulUsesBlas();
 /// results repeat for a given count but change with it, so keep 1 where
 /// results must not depend on the machine. A no-op without OpenBLAS.
 void setCpuBlasThreads(int threads);
+/// The OpenBLAS kernel set in use (openblas_get_corename(): "SkylakeX",
+/// "Haswell", "Zen", "Prescott"...); empty without OpenBLAS.
+std::string cpuBlasCore();
+/// The kernel set to ask OpenBLAS for (its OPENBLAS_CORETYPE) where it did
+/// not recognize this CPU: a DYNAMIC_ARCH build that fell back to a pre-AVX
+/// core (Debian's 0.3.21 picks Prescott's SSE3 kernels on virtual AVX-512
+/// Xeons) on a CPU whose AVX-512 ("SkylakeX") or AVX2 and FMA ("Haswell")
+/// the OS enables. Empty where OpenBLAS's pick stands: no OpenBLAS, not
+/// x86-64, a core that uses AVX, or OPENBLAS_CORETYPE already set (the
+/// user's choice, or this advice taken). OpenBLAS reads the variable when
+/// it loads, so taking the advice means starting the process again
+/// (mw-run does, docs/runtime-kernels.md, "Which OpenBLAS kernels").
+std::string cpuBlasCoreAdvice();
 
 /// f16 and bf16 encodings (round to nearest, ties to even; NaNs stay quiet
 /// NaNs): mwrt/formulas.h's, which the evaluator uses too.

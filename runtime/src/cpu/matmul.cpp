@@ -24,6 +24,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <string>
 
 #ifdef MWRT_HAVE_OPENBLAS
 #include <cblas.h>
@@ -358,6 +362,50 @@ bool mwrt::cpuMatmulUsesBlas() {
   return true;
 #else
   return false;
+#endif
+}
+
+std::string mwrt::cpuBlasCore() {
+#ifdef MWRT_HAVE_OPENBLAS
+  const char *name = openblas_get_corename();
+  return name ? name : "";
+#else
+  return "";
+#endif
+}
+
+std::string mwrt::cpuBlasCoreAdvice() {
+#if defined(MWRT_HAVE_OPENBLAS) && defined(__x86_64__)
+  if (std::getenv("OPENBLAS_CORETYPE"))
+    return "";
+  // Only a DYNAMIC_ARCH build chooses its kernels at load time.
+  const char *config = openblas_get_config();
+  if (!config || !std::strstr(config, "DYNAMIC_ARCH"))
+    return "";
+  // The cores of OpenBLAS's x86-64 dynamic table (driver/others/dynamic.c)
+  // whose kernels use no AVX: what it falls back to for a CPU model it does
+  // not know.
+  static constexpr const char *kPreAvx[] = {
+      "Unknown", "Katmai",  "Coppermine", "Northwood",    "Prescott",
+      "Banias",  "Atom",    "Core2",      "Penryn",       "Dunnington",
+      "Nehalem", "Athlon",  "Opteron",    "Opteron_SSE3", "Barcelona",
+      "Nano",    "Bobcat"};
+  std::string core = cpuBlasCore();
+  if (std::none_of(std::begin(kPreAvx), std::end(kPreAvx),
+                   [&](const char *c) { return core == c; }))
+    return "";
+  // __builtin_cpu_supports reports a feature only where the OS saves its
+  // registers (XCR0), as OpenBLAS's own checks require.
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return "Haswell";
+  return "";
+#else
+  return "";
 #endif
 }
 
