@@ -11,7 +11,7 @@
 // otherwise: its results repeat for a given thread count but change with it
 // (measured: 1 and 2 threads differ in the last bits of most elements).
 // The kernels' own pool (thread_pool.h) spreads a product instead: batch
-// matrices, or blocks of 64 result columns, each one single-threaded
+// matrices, or chunks of result columns (ColumnChunks), each one single-threaded
 // cblas_sgemm with the same k and the same operands. Every element's sum
 // is then the one the whole call computes (OpenBLAS blocks k the same way
 // for any m and n; measured bit-identical on gpt2's shapes, 1 or 2
@@ -83,19 +83,35 @@ std::array<int64_t, N> batchOffsets(const Shape &batch,
 constexpr int64_t kColumnBlock = kBlasColumnBlock;
 constexpr int64_t kBlockWork = kBlasBlockWork;
 
-/// The column chunks of one product: a fixed number of kColumnBlock-wide
-/// blocks per sgemm call, from the problem's size alone. OpenBLAS may pick
-/// a different kernel (and summation order) for a different call width
-/// (its small-matrix paths on some CPUs, AMD Zen among them), so the calls
-/// must not depend on how many workers there are: the same chunks are made
-/// with any pool or none, and the bits are the same.
+/// The column chunks of one product, from the problem's size alone. OpenBLAS
+/// may pick a different kernel (and summation order) for a different call
+/// width (its small-matrix paths on some CPUs, AMD Zen among them), so the
+/// calls must not depend on how many workers there are: the same chunks are
+/// made with any pool or none, and the bits are the same.
+///
+/// Each chunk is one sgemm over all m rows, which packs the whole of op(A)
+/// again: a chunk of w columns spends about 1/(2w) of its time packing per
+/// multiply-add. Chunks are at least kMinChunkBlocks blocks of 64 columns
+/// (512) and kBlasBlockWork multiply-adds, and their count is even (where
+/// there is more than one), the columns shared evenly, so that two or four
+/// workers finish together: on gpt2-small's [1024, 768] x [768, 3072]
+/// product with the AVX-512 kernels, one thread, 256-column chunks ran at
+/// 141 GFLOP/s, 512-column ones at 148 and one call at 156; n = 768 makes
+/// two chunks of 384 (three of 256 before: two workers, one idle a third of
+/// the time). On the gpt2-small training step (2 threads) 6.42-6.48 s
+/// against 6.25-6.33 s (docs/fusion.md).
 struct ColumnChunks {
+  static constexpr int64_t kMinChunkBlocks = 8;
   int64_t width = 0, count = 0;
   ColumnChunks(int64_t m, int64_t n, int64_t k) {
     int64_t unitWork = std::max<int64_t>(m * kColumnBlock * k, 1);
-    int64_t grain =
-        std::max<int64_t>(4, (kBlockWork + unitWork - 1) / unitWork);
-    width = grain * kColumnBlock;
+    int64_t grain = std::max<int64_t>(kMinChunkBlocks,
+                                      (kBlockWork + unitWork - 1) / unitWork);
+    int64_t blocks = (n + kColumnBlock - 1) / kColumnBlock;
+    count = (blocks + grain - 1) / grain;
+    if (count > 1 && count % 2)
+      ++count;
+    width = (blocks + count - 1) / count * kColumnBlock;
     count = (n + width - 1) / width;
   }
 };
