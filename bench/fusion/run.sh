@@ -90,6 +90,7 @@ for m in "${models[@]}"; do
 done
 
 : >"$out/times.txt"
+rm -f "$out/matmul.txt"
 if [ -n "$timed" ]; then
   m=gpt2-small-unfused
   src=$out/$m.mlir
@@ -109,6 +110,9 @@ if [ -n "$timed" ]; then
       if log=$("$mw_run" "$out/$m.fuse-$f.mwplan" --steps 1 2>&1); then
         ms=$(sed -n 's/^step time: median \([0-9.]*\) ms.*/\1/p' <<<"$log")
         echo "fuse=$f $ms" >>"$out/times.txt"
+        # Which matmul ran: the OpenBLAS kernels change the step time
+        # severalfold (docs/runtime-kernels.md, "Which OpenBLAS kernels").
+        sed -n '1s/^mw-run: .*, matmul \(.*\)$/\1/p' <<<"$log" >"$out/matmul.txt"
       else # recorded, and the table says why
         echo "fuse=$f failed: $(tail -n 1 <<<"$log")" >>"$out/times.txt"
       fi

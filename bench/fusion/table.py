@@ -202,6 +202,9 @@ def main():
                 failed[fuse] = ms[len("failed: "):]
             elif ms:
                 times.setdefault(fuse, []).append(float(ms))
+    mpath = os.path.join(a.out, "matmul.txt")
+    if times and os.path.exists(mpath) and open(mpath).read().strip():
+        p(f"\nmw-run's matmul: {open(mpath).read().strip()}.")
     for fuse, ms in sorted(times.items()):
         p(f"\nmw-run CPU step, gpt2-small unfused attention, {fuse}, seq {a.seq}: "
           f"median {statistics.median(ms) / 1000:.2f} s of {len(ms)} runs of one step "
