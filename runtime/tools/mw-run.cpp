@@ -228,8 +228,8 @@ std::string blasDetectedCore() {
 
 /// "openblas SkylakeX", with "(OpenBLAS detected Prescott)" where mw-run
 /// chose the kernels; "reference" for the evaluator's loops.
-std::string matmulDescription(bool reference) {
-  if (reference || !cpuMatmulUsesBlas())
+std::string matmulDescription(bool blas) {
+  if (!blas)
     return "reference";
   std::string text = "openblas " + cpuBlasCore();
   if (std::string detected = blasDetectedCore(); !detected.empty())
@@ -582,7 +582,8 @@ int run(const Options &o) {
                  o.weights.c_str(), fresh.size(), fresh.size() == 1 ? "" : "s",
                  fresh.front().c_str());
 
-  std::string matmulText = matmulDescription(o.referenceMatmul);
+  bool blas = !o.referenceMatmul && cpuMatmulUsesBlas();
+  std::string matmulText = matmulDescription(blas);
   const char *matmul = matmulText.c_str();
   bool hasLoss = plan->lossResult() >= 0;
   if (!o.json && printer)
@@ -693,9 +694,8 @@ int run(const Options &o) {
     report["ranks"] = group.size;
     report["seed"] = o.seed;
     report["steps"] = o.steps;
-    report["matmul"] =
-        o.referenceMatmul || !cpuMatmulUsesBlas() ? "reference" : "openblas";
-    if (report["matmul"] == "openblas") {
+    report["matmul"] = blas ? "openblas" : "reference";
+    if (blas) {
       report["blas_core"] = cpuBlasCore();
       if (std::string detected = blasDetectedCore(); !detected.empty())
         report["blas_core_detected"] = detected;

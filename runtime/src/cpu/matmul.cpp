@@ -90,16 +90,18 @@ constexpr int64_t kBlockWork = kBlasBlockWork;
 /// made with any pool or none, and the bits are the same.
 ///
 /// Each chunk is one sgemm over all m rows, which packs the whole of op(A)
-/// again: a chunk of w columns spends about 1/(2w) of its time packing per
-/// multiply-add. Chunks are at least kMinChunkBlocks blocks of 64 columns
-/// (512) and kBlasBlockWork multiply-adds, and their count is even (where
-/// there is more than one), the columns shared evenly, so that two or four
-/// workers finish together: on gpt2-small's [1024, 768] x [768, 3072]
-/// product with the AVX-512 kernels, one thread, 256-column chunks ran at
-/// 141 GFLOP/s, 512-column ones at 148 and one call at 156; n = 768 makes
-/// two chunks of 384 (three of 256 before: two workers, one idle a third of
-/// the time). On the gpt2-small training step (2 threads) 6.42-6.48 s
-/// against 6.25-6.33 s (docs/fusion.md).
+/// again: m·k elements copied for 2·m·k·w FLOPs, so the packing's share
+/// falls as 1/w. Chunks are at least kMinChunkBlocks blocks of 64 columns
+/// (512) and kBlasBlockWork multiply-adds, and their count is made even
+/// (where there is more than one) with the columns shared evenly, so that
+/// two or four workers finish together: on gpt2-small's [1024, 768] x
+/// [768, 3072] product with the AVX-512 kernels, one thread, 256-column
+/// chunks ran at 141 GFLOP/s, 512-column ones at 148 and one call at 156;
+/// n = 768 makes two chunks of 384 (three of 256 before: two workers, one
+/// idle a third of the time). The gpt2-small training step (2 threads,
+/// 128-row fused matmul tiles): 6.61-6.69 s with the old chunks (256
+/// columns, any count), 6.42-6.48 s with an even count of them, 6.25-6.33 s
+/// with this rule (docs/fusion.md).
 struct ColumnChunks {
   static constexpr int64_t kMinChunkBlocks = 8;
   int64_t width = 0, count = 0;
