@@ -18,6 +18,7 @@
 
 #include "RematGraph.h"
 #include "RematMilp.h"
+#include "RematRevolve.h"
 
 #include "memwall/Analysis/BufferLiveness.h"
 #include "memwall/Analysis/StepStructure.h"
@@ -274,6 +275,9 @@ struct Candidate {
   std::string name;
   llvm::BitVector keep;
   Sharing sharing;
+  /// A plan no kept set implies (revolve's staged plans); else the plan is
+  /// planRemat(keep, sharing), made again when needed.
+  std::shared_ptr<const RematPlan> staged;
   int64_t flops = 0;
   double seconds = 0.0, cost = 0.0;
   int64_t simArena = 0;
@@ -482,9 +486,10 @@ FailureOr<KeptSet> fixedKeep(const StepStructure &info, RematStrategy strategy,
     return keepSelective(info, function);
   case RematStrategy::Auto:
   case RematStrategy::Optimal:
+  case RematStrategy::Revolve:
     break;
   }
-  llvm_unreachable("not a fixed strategy");
+  llvm_unreachable("not a kept-set strategy");
 }
 
 //===----------------------------------------------------------------------===//
@@ -550,6 +555,7 @@ private:
   /// One function per strategy; each fills run.chosen, run.keep and
   /// run.result, or fails after a diagnostic.
   LogicalResult runFixed(RematRun &run);
+  LogicalResult runRevolve(RematRun &run);
   LogicalResult runAuto(RematRun &run);
   LogicalResult runOptimal(RematRun &run);
   /// optimal with a saved-budget: the exact saved-bytes optimum.
@@ -771,6 +777,41 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   return success();
 }
 
+/// revolve: binomial checkpointing over the links (`units`) with
+/// `snapshots` held, the last link's internals kept from the forward pass.
+LogicalResult MwRematPass::runRevolve(RematRun &run) {
+  std::string why;
+  std::optional<RevolveLinks> blocks =
+      findRevolveLinks(run.g, run.info, units == "regions", why);
+  if (!blocks)
+    return mlir::emitError(run.info.func->getLoc())
+           << "mw-remat: strategy=revolve cannot reverse @" << function
+           << ": " << why;
+  int64_t links = blocks->count();
+  int64_t c = snapshots;
+  if (c == 0)
+    c = llvm::Log2_64_Ceil(static_cast<uint64_t>(links));
+  RevolveSchedule schedule =
+      revolveSchedule(links, c, /*lastFromForward=*/true);
+  run.chosen = planRevolve(run.g, run.info, *blocks, schedule, run.keep);
+  run.chosenName = ("revolve " + units + " snapshots=" +
+                    Twine(schedule.snapshots))
+                       .str();
+  run.solveSeconds = solveTime(run);
+  if (failed(measureChosen(run)))
+    return failure();
+  if (run.budgetBytes >= 0 && run.result.peak() > run.budgetBytes)
+    return mlir::emitError(run.info.func->getLoc())
+           << "mw-remat: strategy=revolve snapshots=" << schedule.snapshots
+           << " plans a peak of " << formatBytes(run.result.peak())
+           << " (arena " << formatBytes(run.result.arena) << " + persistent "
+           << formatBytes(run.result.persistent) << "), over the budget "
+           << formatBytes(run.budgetBytes)
+           << "; fewer snapshots hold less, and strategy=auto finds the "
+              "least recompute under a budget";
+  return success();
+}
+
 /// auto under a budget. Candidates: the fixed strategies that apply, and the
 /// steps of a peak-driven greedy path, each planned and simulated. The
 /// cheapest candidate whose arena fits is measured with the real pipeline;
@@ -784,6 +825,9 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   int64_t arenaBudget = run.arenaBudget;
   const RematPlan &saveAllPlan = run.saveAllPlan;
   std::vector<Candidate> cands;
+  auto planOf = [&](const Candidate &c) {
+    return c.staged ? *c.staged : planRemat(g, info, c.keep, c.sharing);
+  };
   auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
     Candidate c;
@@ -1088,6 +1132,43 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       }
     }
   }
+  // Revolve's schedules (binomial checkpointing over the blocks, and over
+  // their regions): near the smallest peaks they hold a few inputs of
+  // links and recompute each link a few times, where the kept-set
+  // candidates that fit recompute long chains for every use. Snapshot
+  // counts from 1 up, both for the last link's internals kept from the
+  // forward pass and recomputed; a schedule that recomputes more than 8
+  // forward passes' worth of links is left out (its rewritten step would
+  // be that many forwards long).
+  for (bool regions : {true, false}) {
+    std::string why;
+    if (std::optional<RevolveLinks> blocks =
+            findRevolveLinks(g, info, regions, why)) {
+      int64_t links = blocks->count();
+      int64_t previous[2] = {-1, -1};
+      for (int64_t c : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+        if (c >= links)
+          break;
+        for (bool last : {true, false}) {
+          RevolveSchedule schedule = revolveSchedule(links, c, last);
+          // No fewer recomputes than with fewer snapshots: only more held.
+          if (schedule.recomputedLinks > 8 * links ||
+              schedule.recomputedLinks == previous[last])
+            continue;
+          previous[last] = schedule.recomputedLinks;
+          llvm::BitVector kp;
+          auto plan = std::make_shared<const RematPlan>(
+              planRevolve(g, info, *blocks, schedule, kp));
+          add(("revolve " + Twine(regions ? "regions" : "blocks") +
+               " snapshots=" + Twine(c) +
+               (last ? " last from forward" : ""))
+                  .str(),
+              kp, Sharing(), *plan, simulateArena(g, *plan, kAlignment));
+          cands.back().staged = std::move(plan);
+        }
+      }
+    }
+  }
   run.solveSeconds = solveTime(run);
   auto fitsSavedBytes = [&](const Candidate &c) {
     return run.savedBudgetBytes < 0 || c.savedBytes <= run.savedBudgetBytes;
@@ -1177,7 +1258,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
         if (!c->arena) {
           FailureOr<Measurement> m =
-              measureOnce(planRemat(g, info, c->keep, c->sharing));
+              measureOnce(planOf(*c));
           if (failed(m))
             return failure();
           c->arena = m->arena;
@@ -1194,7 +1275,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (fitting) {
         auto m = measured.find(fitting);
         // Only `none` is measured without an entry: the save-all program.
-        choose(*fitting, planRemat(g, info, fitting->keep, fitting->sharing),
+        choose(*fitting, planOf(*fitting),
                m != measured.end() ? m->second : run.saveAll);
         break;
       }
@@ -1208,9 +1289,9 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (low != measured.end())
         return unreachable(run, low->second, how);
       return unreachable(
-          run, planRemat(g, info, lowest->keep, lowest->sharing), how);
+          run, planOf(*lowest), how);
     }
-    RematPlan plan = planRemat(g, info, best->keep, best->sharing);
+    RematPlan plan = planOf(*best);
     if (best->arena) {
       choose(*best, std::move(plan), run.saveAll); // only `none` starts measured
       break;
@@ -1677,6 +1758,12 @@ void MwRematPass::runOnOperation() {
                       getTargetNames() + ")");
   if (k < 1)
     return (void)fail("k must be >= 1, got " + Twine(k));
+  if (units != "regions" && units != "blocks")
+    return (void)fail("unknown units '" + units +
+                      "' (expected regions or blocks)");
+  if (snapshots < 0)
+    return (void)fail("snapshots must be >= 0 (0: ceil(log2(links))), got " +
+                      Twine(snapshots));
   if (cost != "time" && cost != "flops")
     return (void)fail("unknown cost '" + cost + "' (expected time or flops)");
   if (!(timeLimit > 0.0) || std::isinf(timeLimit))
@@ -1850,6 +1937,9 @@ void MwRematPass::runOnOperation() {
   case RematStrategy::Selective:
     chosen = runFixed(run);
     break;
+  case RematStrategy::Revolve:
+    chosen = runRevolve(run);
+    break;
   }
   if (failed(chosen))
     return signalPassFailure();
@@ -1998,6 +2088,8 @@ StringRef mlir::mw::stringifyRematStrategy(RematStrategy strategy) {
     return "selective";
   case RematStrategy::Optimal:
     return "optimal";
+  case RematStrategy::Revolve:
+    return "revolve";
   }
   llvm_unreachable("unknown RematStrategy");
 }

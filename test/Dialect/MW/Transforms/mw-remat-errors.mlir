@@ -44,7 +44,7 @@
 // NOFUNC: mw-remat: no function @nope with a body (set function=NAME)
 
 // RUN: not mw-opt %t.mlir --mw-remat=strategy=bogus -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRATEGY
-// STRATEGY: mw-remat: unknown strategy 'bogus' (expected auto, none, all, every-k, sqrt, selective or optimal)
+// STRATEGY: mw-remat: unknown strategy 'bogus' (expected auto, none, all, every-k, sqrt, selective, revolve or optimal)
 
 // RUN: not mw-opt %t.mlir --mw-remat=strategy=optimal -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTIMAL
 // OPTIMAL: mw-remat: strategy=optimal needs a budget (budget=BYTES or NN%, or saved-budget=BYTES or NN%)
@@ -77,3 +77,15 @@
 // RUN: mw-opt %t.mlir -mlir-print-debuginfo | sed -e 's/loc("h\.[0-9]*\.[a-z]*")/loc("x")/' -e 's/mw\.layer = /not_a_layer = /g' > %t.noloc.mlir
 // RUN: not mw-opt %t.noloc.mlir --mw-remat=strategy=every-k -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBLOCKS
 // NOBLOCKS: mw-remat: strategy=every-k needs transformer blocks, named by op locations with a layer index (loc("h.0.attn"), loc("model.layers.0.mlp")); @train_step has none
+// RUN: not mw-opt %t.noloc.mlir --mw-remat=strategy=revolve -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBLOCKS-REVOLVE
+// NOBLOCKS-REVOLVE: mw-remat: strategy=revolve cannot reverse @train_step: the step has no transformer blocks (mw.layer = "h.N...")
+
+// revolve reverses one forward pass: with gradient accumulation the later
+// micro-batches' blocks run after the first backward.
+// RUN: mw-models llama --preset llama-tiny --train --grad-accum 2 -o %t.accum.mlir
+// RUN: not mw-opt %t.accum.mlir --mw-remat=strategy=revolve -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACCUM
+// ACCUM: mw-remat: strategy=revolve cannot reverse @train_step: forward op 'mw.{{[a-z_]+}}' (model.layers.{{[0-9]+}}.{{[a-z_.]+}}) follows backward op 'mw.{{[a-z_]+}}' ({{[a-z_.0-9]*}}): gradient accumulation's micro-batches, or links whose forward and backward ops interleave
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=revolve snapshots=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SNAPSHOTS
+// SNAPSHOTS: mw-remat: snapshots must be >= 0 (0: ceil(log2(links))), got -1
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=revolve budget=1900000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REVOLVE-OVER
+// REVOLVE-OVER: mw-remat: strategy=revolve snapshots={{[0-9]+}} plans a peak of {{[0-9]+}} B ({{.*}}), over the budget 1900000 B (1.90 MB = 1.81 MiB); fewer snapshots hold less, and strategy=auto finds the least recompute under a budget

@@ -726,6 +726,12 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     recompute: in attention regions, `*.attn` or `*.attention`, drop the
     core attention from the scores matmul to the softmax, keeping Q, K, V
     and the context; nothing to drop with a fused `mw.attention`),
+    `revolve` (Griewank's binomial checkpointing over the transformer
+    blocks, or with `units=regions` (the default) over their parts, a
+    block's attention and MLP: at most `snapshots` + 1 inputs of links held
+    at once, the fewest recomputes that allows, each link at most t + 1
+    times where C(snapshots + t, t) >= the number of links; not with
+    gradient accumulation),
     `optimal` (needs a budget: the cheapest measured plan of the kept set of
     a covering MILP whose optimum is a lower bound on every plan's
     recompute, auto's choice, the staged MILP (the backward pass's time
@@ -740,7 +746,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     Lagrangian hull by max-flow, then CBC on the MILP where the hull leaves
     a gap) and `auto` (`none` without a
     budget; with one, the cheapest, by `cost`, of a budget-independent set
-    of candidates whose arena fits: the fixed strategies, the steps of
+    of candidates whose arena fits: the fixed strategies, revolve's
+    schedules for a range of snapshot counts, the steps of
     two greedy paths that drop values dead where the simulated arena
     peaks, and those candidates with values kept again wherever a ladder
     of arena levels leaves room; candidates are simulated with the arena's
@@ -771,7 +778,7 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     Option<"strategy", "strategy", "::mlir::mw::RematStrategy",
            /*default=*/"::mlir::mw::RematStrategy::Auto",
            "How the kept saved activations are chosen: auto, none, all, "
-           "every-k, sqrt, selective or optimal",
+           "every-k, sqrt, selective, revolve or optimal",
            [{::llvm::cl::values(
              clEnumValN(::mlir::mw::RematStrategy::Auto, "auto",
                         "none without a budget, else the cheapest candidate "
@@ -786,6 +793,10 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
                         "every ceil(sqrt(n))-th articulation value"),
              clEnumValN(::mlir::mw::RematStrategy::Selective, "selective",
                         "drop the core attention (Megatron-LM)"),
+             clEnumValN(::mlir::mw::RematStrategy::Revolve, "revolve",
+                        "binomial checkpointing over the blocks (Griewank): "
+                        "`snapshots` block inputs held, each block "
+                        "recomputed a few times"),
              clEnumValN(::mlir::mw::RematStrategy::Optimal, "optimal",
                         "the least recompute, with its gap to a lower "
                         "bound (CBC); needs a budget or a saved-budget"))}]>,
@@ -800,6 +811,13 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "empty for none">,
     Option<"k", "k", "int64_t", /*default=*/"2",
            "every-k: keep the output of every k-th transformer block">,
+    Option<"snapshots", "snapshots", "int64_t", /*default=*/"0",
+           "revolve: the inputs of links held at once besides the first; 0 "
+           "for ceil(log2(links))">,
+    Option<"units", "units", "std::string", /*default=*/"\"regions\"",
+           "revolve: the links of the chain it reverses: regions (a "
+           "block's attention and MLP apart, the least memory) or blocks "
+           "(fewer recomputes)">,
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
            "Roofline target pricing recompute, by name: h200, a100, h100, cpu, "
            "or a device of the memory report (V100-16GB ... B200-192GB)">,

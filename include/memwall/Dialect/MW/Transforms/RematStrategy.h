@@ -27,6 +27,7 @@ enum class RematStrategy {
   Sqrt,      ///< Chen et al. 2016: every ceil(sqrt(n))-th articulation value
   Selective, ///< Megatron-LM: drop the core attention
   Optimal,   ///< Checkmate's MILP on the fixed op order
+  Revolve,   ///< Griewank's binomial checkpointing over the blocks
 };
 
 /// The spelling of `strategy` in the option (`every-k`), as written into

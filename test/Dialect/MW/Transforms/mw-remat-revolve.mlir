@@ -1,0 +1,65 @@
+// strategy=revolve: Griewank's binomial checkpointing over the chain of
+// links (units=blocks: transformer blocks; units=regions, the default: a
+// block's attention and MLP apart). With c snapshots it holds at most c + 1
+// link inputs at once and recomputes the fewest links that allows
+// (RematRevolve.h; docs/remat.md, "revolve").
+
+// gpt2-tiny with 8 blocks, by blocks: more snapshots, fewer recomputes.
+// RUN: mw-models gpt --preset gpt2-tiny --layers 8 --train -o %t.mlir
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve units=blocks snapshots=1 verbose=true" -o %t.b1.mlir 2>&1 | FileCheck %s --check-prefix=B1
+// B1: remark: {{.*}}mw-remat: strategy=revolve {{.*}} recompute_flops=80806656 {{.*}} chosen="revolve blocks snapshots=1"
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve units=blocks snapshots=2 verbose=true" -o %t.b2.mlir 2>&1 | FileCheck %s --check-prefix=B2
+// B2: remark: {{.*}}mw-remat: strategy=revolve {{.*}} recompute_flops=60332928 {{.*}} chosen="revolve blocks snapshots=2"
+// With as many snapshots as blocks but one, every block input is kept from
+// the forward pass and each block's internals are recomputed once, the
+// last block's not at all: every-k k=1 less the last block.
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve units=blocks snapshots=7 verbose=true" -o %t.b7.mlir 2>&1 | FileCheck %s --check-prefix=B7
+// B7: remark: {{.*}}mw-remat: strategy=revolve {{.*}} chosen="revolve blocks snapshots=7"
+// snapshots beyond the links but one change nothing.
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve units=blocks snapshots=100" -o %t.b100.mlir
+// RUN: cmp %t.b7.mlir %t.b100.mlir
+// The default: regions, ceil(log2(16)) = 4 snapshots.
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve verbose=true" -o %t.r.mlir 2>&1 | FileCheck %s --check-prefix=REGIONS
+// REGIONS: remark: {{.*}}mw-remat: strategy=revolve {{.*}} chosen="revolve regions snapshots=4"
+// RUN: FileCheck %s --check-prefix=IR < %t.r.mlir
+// IR: mw.remat.strategy = "revolve"
+// IR: mw.recompute
+
+// The same outputs, bit for bit, and through the training pipeline; the
+// output is deterministic.
+// RUN: mw-eval %t.mlir --entry train_step --random-inputs 7 --save-inputs %t.in --print > %t.ref
+// RUN: mw-eval %t.b1.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// RUN: mw-eval %t.b2.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// RUN: mw-eval %t.b7.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// RUN: mw-eval %t.r.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve snapshots=1" --mw-train-pipeline -o %t.p.mlir
+// RUN: mw-eval %t.p.mlir --entry train_step --inputs %t.in --print | diff %t.ref -
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve" -o %t.r2.mlir
+// RUN: cmp %t.r.mlir %t.r2.mlir
+
+// llama (bf16, RMSNorm, SwiGLU) and bert (fp16 with dynamic loss scaling,
+// post-LN blocks): the same outputs.
+// RUN: mw-models llama --preset llama-tiny --layers 4 --train --precision bf16 -o %t.llama.mlir
+// RUN: mw-eval %t.llama.mlir --entry train_step --random-inputs 7 --save-inputs %t.llama.in --print > %t.llama.ref
+// RUN: mw-opt %t.llama.mlir --mw-remat="strategy=revolve snapshots=1" -o %t.llama.r.mlir
+// RUN: mw-eval %t.llama.r.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
+// RUN: mw-opt %t.llama.mlir --mw-remat="strategy=revolve units=blocks snapshots=2" -o %t.llama.b.mlir
+// RUN: mw-eval %t.llama.b.mlir --entry train_step --inputs %t.llama.in --print | diff %t.llama.ref -
+// RUN: mw-models bert --preset bert-tiny --layers 4 --train --precision fp16 -o %t.bert.mlir
+// RUN: mw-eval %t.bert.mlir --entry train_step --random-inputs 7 --save-inputs %t.bert.in --print > %t.bert.ref
+// RUN: mw-opt %t.bert.mlir --mw-remat="strategy=revolve snapshots=1" -o %t.bert.r.mlir
+// RUN: mw-eval %t.bert.r.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
+
+// auto offers revolve's schedules. On a ZeRO-3 step of 32 wide blocks
+// (8 ranks, every block's parameters gathered again for its backward) the
+// inputs of the blocks dominate the arena near the smallest peaks: every-k
+// k=1 keeps all 32 of them (peak 173171988 B), and below its peak the
+// cheapest plans that fit are revolve's.
+// RUN: mw-models gpt --preset gpt2-tiny --layers 32 --hidden 512 --heads 8 --ffn 2048 --seq 128 --vocab 256 --batch 8 --train -o %t.wide.mlir
+// RUN: mw-opt %t.wide.mlir --mw-zero="stage=3 ranks=8" -o %t.z3.mlir
+// RUN: mw-opt %t.z3.mlir --mw-remat="strategy=every-k k=1 hoist-updates=true verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EVERY
+// EVERY: peak=173171988
+// RUN: mw-opt %t.z3.mlir --mw-remat="budget=166000000 hoist-updates=true verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO166
+// AUTO166: remark: {{.*}}mw-remat: strategy=auto budget=166000000 peak=165564692 {{.*}} chosen="revolve regions snapshots=8 last from forward"
+// RUN: mw-opt %t.z3.mlir --mw-remat="budget=164000000 hoist-updates=true verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO164
+// AUTO164: remark: {{.*}}mw-remat: strategy=auto budget=164000000 peak=163997972 {{.*}} chosen="revolve regions snapshots=2 last from forward"
