@@ -44,8 +44,8 @@
 // LONG-PASS-NOT: func.func
 // RUN: not mw-opt %t.noloc.mlir --mw-remat=budget=90% -o /dev/null 2>&1 | FileCheck %s --check-prefix=LONG-NOTES
 // LONG-NOTES: noloc.mlir:{{[0-9]+}}:3: error: mw-remat: budget {{.*}} is unreachable for @train_step
-// LONG-NOTES-NEXT: noloc.mlir:{{[0-9]+}}:{{[0-9]+}}: note: live at the peak:
-// LONG-NOTES-NEXT: mw.
+// LONG-NOTES-NEXT: noloc.mlir:{{[0-9]+}}:{{[0-9]+}}: note: the fullest op of the backward pass:
+// LONG-NOTES-NEXT: {{^ +%[0-9_a-z]+ = mw\.}}
 // LONG-NOTES-NEXT: ^
 
 // mw-translate on an unplanned module and mw-eval without --entry: one line

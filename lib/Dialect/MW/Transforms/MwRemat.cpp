@@ -507,6 +507,12 @@ struct RematRun {
   Measurement saveAll;
   /// -1 without a budget; the arena's share of it (INT64_MAX without).
   int64_t budgetBytes = -1, arenaBudget = INT64_MAX;
+  /// The arena every plan holds: the most bytes the backward pass's own
+  /// buffers (gradients, gathered parameters, buckets: backward values,
+  /// which no recompute changes, since clones read forward values only)
+  /// take at one op, and that op.
+  int64_t arenaFloor = 0;
+  int floorNode = -1;
   /// saved-budget in bytes; -1 without one.
   int64_t savedBudgetBytes = -1;
   /// max-recompute in the unit of cost (infinite without one), and how
@@ -1905,6 +1911,36 @@ void MwRematPass::runOnOperation() {
     }
     run.arenaBudget = run.budgetBytes - saveAll->persistent;
   }
+  {
+    std::vector<int64_t> held;
+    simulateArena(g, run.saveAllPlan, kAlignment, nullptr, nullptr, &held);
+    auto most = std::max_element(held.begin(), held.end());
+    if (most != held.end()) {
+      run.arenaFloor = *most;
+      run.floorNode = most - held.begin();
+    }
+  }
+  // No plan fits where the backward pass's own buffers alone are over the
+  // arena's share: say so before searching (near that point the search
+  // measures plans that recompute the step hundreds of times over).
+  if ((strategy == RematStrategy::Auto || strategy == RematStrategy::Optimal) &&
+      run.budgetBytes >= 0 && run.arenaFloor > run.arenaBudget) {
+    Operation *at = g.nodes[run.floorNode].op;
+    InFlightDiagnostic diag = mlir::emitError(func.getLoc())
+        << "mw-remat: budget " << formatBytes(run.budgetBytes)
+        << run.budgetSource << " is unreachable for @" << function
+        << ": every plan's arena holds at least "
+        << formatBytes(run.arenaFloor)
+        << ", the backward pass's own buffers at its fullest op (gradients, "
+           "gathered parameters, buckets: no recompute changes them), over "
+           "the arena's share of the budget, "
+        << formatBytes(run.arenaBudget) << " (the persistent state is "
+        << formatBytes(saveAll->persistent) << ")";
+    diag.attachNote(at->getLoc())
+        << "the fullest op of the backward pass: '" << at->getName() << "'"
+        << (getLayerPath(at).empty() ? "" : " in " + getLayerPath(at));
+    return signalPassFailure();
+  }
 
   if (parsedSaved) {
     int64_t savedAll = 0;
@@ -2055,6 +2091,7 @@ void MwRematPass::finish(RematRun &run) {
       << " arena=" << result.arena
       << " simulated_arena=" << simulateArena(run.g, chosen, kAlignment)
       << " persistent=" << result.persistent
+      << " arena_floor=" << run.arenaFloor
       << " saved_budget=" << run.savedBudgetBytes
       << " saved_activation_bytes=" << savedBytes
       << " block_activation_bytes=" << blockBytes

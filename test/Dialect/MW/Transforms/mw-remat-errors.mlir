@@ -20,8 +20,11 @@
 // A step that does not fit an H200 (9.7 G fp32 parameters with AdamW):
 // RUN: mw-models mlp --preset mlp-tiny --hidden 98304 --in-features 98304 --layers 2 --train -o %t.big.mlir
 // RUN: not mw-opt %t.big.mlir --mw-remat=budget=auto -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO-H200
-// AUTO-H200: error: {{.*}}mw-remat: budget 141000000000 B (141.00 GB = 131.32 GiB) (budget=auto: the memory of target h200) is unreachable for @train_step: the smallest planned peak found is 154639270300 B
-// AUTO-H200: note: {{.*}}live at the peak: 'layers.0_3', 38654705664 B (38.65 GB = 36.00 GiB)
+// Its backward pass alone needs more arena than the budget leaves, which
+// is answered before any search (the search's smallest peak was
+// 154639270300 B).
+// AUTO-H200: error: {{.*}}mw-remat: budget 141000000000 B (141.00 GB = 131.32 GiB) (budget=auto: the memory of target h200) is unreachable for @train_step: every plan's arena holds at least 38660604160 B (38.66 GB = 36.01 GiB), the backward pass's own buffers at its fullest op (gradients, gathered parameters, buckets: no recompute changes them), over the arena's share of the budget, 25021333860 B (25.02 GB = 23.30 GiB) (the persistent state is 115978666140 B (115.98 GB = 108.01 GiB))
+// AUTO-H200: note: {{.*}}the fullest op of the backward pass: 'mw.{{[a-z_]+}}'{{( in .*)?}}
 
 // A byte budget below the arguments is answered before anything is
 // measured; one between them and the persistent state (the arguments and
@@ -33,8 +36,14 @@
 
 // The smallest peak the pass reaches is 1986836 B; below it the
 // budget is unreachable, and the buffers live at that peak are listed.
-// RUN: not mw-opt %t.mlir --mw-remat=budget=1900000 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
-// UNREACHABLE: error: {{.*}}mw-remat: budget 1900000 B (1.90 MB = 1.81 MiB) is unreachable for @train_step: the smallest planned peak found is 1986836 B (1.99 MB = 1.89 MiB) (arena 563968 B (563.97 KB = 550.75 KiB) + persistent 1422868 B (1.42 MB = 1.36 MiB), strategy {{[^)]*}}); save-all peak 2197780 B (2.20 MB = 2.10 MiB)
+// Every plan holds at least 563712 B of backward buffers in the arena, so
+// below 563712 + 1422868 = 1986580 B the budget is unreachable without a
+// search; between the two the search says so.
+// RUN: not mw-opt %t.mlir --mw-remat=budget=1900000 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=BELOW-FLOOR
+// BELOW-FLOOR: error: {{.*}}mw-remat: budget 1900000 B (1.90 MB = 1.81 MiB) is unreachable for @train_step: every plan's arena holds at least 563712 B (563.71 KB = 550.50 KiB), the backward pass's own buffers at its fullest op (gradients, gathered parameters, buckets: no recompute changes them), over the arena's share of the budget, 477132 B (477.13 KB = 465.95 KiB) (the persistent state is 1422868 B (1.42 MB = 1.36 MiB))
+// BELOW-FLOOR: note: loc("h.{{[0-9]+}}.{{[a-z]+}}"): the fullest op of the backward pass: 'mw.{{[a-z_]+}}' in h.{{[0-9]+}}.{{[a-z]+}}
+// RUN: not mw-opt %t.mlir --mw-remat=budget=1986700 -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNREACHABLE
+// UNREACHABLE: error: {{.*}}mw-remat: budget 1986700 B (1.99 MB = 1.89 MiB) is unreachable for @train_step: the smallest planned peak found is 1986836 B (1.99 MB = 1.89 MiB) (arena 563968 B (563.97 KB = 550.75 KiB) + persistent 1422868 B (1.42 MB = 1.36 MiB), strategy {{[^)]*}}); save-all peak 2197780 B (2.20 MB = 2.10 MiB)
 // UNREACHABLE: note: loc("{{.*}}"): live at the peak: '{{.*}}', {{[0-9]+}} B
 
 // RUN: not mw-opt %t.mlir --mw-remat="function=forward" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBACKWARD
