@@ -16,4 +16,11 @@
 // RUN: grep '^step [0-9]' %t.aout | awk '{print $4}' | diff %t.l -
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.w %t.rw | FileCheck %s
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.w %t.aw | FileCheck %s
+// revolve's staged plan (regions, one snapshot: some values read through
+// clones of two sweeps) trains to the same weights too.
+// RUN: mw-opt %t.mlir --mw-remat="strategy=revolve snapshots=1" --mw-train-pipeline -o %t.vp.mlir 2>/dev/null
+// RUN: mw-translate --mw-to-plan %t.vp.mlir -o %t.v.mwplan
+// RUN: mw-run %t.v.mwplan --steps 3 --seed 4 --reference-matmul --save-weights %t.vw > %t.vout
+// RUN: grep '^step [0-9]' %t.vout | awk '{print $4}' | diff %t.l -
+// RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.w %t.vw | FileCheck %s
 // CHECK: compared 85 tensors, 0 mismatches

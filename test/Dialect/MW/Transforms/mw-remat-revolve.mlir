@@ -50,6 +50,18 @@
 // RUN: mw-opt %t.bert.mlir --mw-remat="strategy=revolve snapshots=1" -o %t.bert.r.mlir
 // RUN: mw-eval %t.bert.r.mlir --entry train_step --inputs %t.bert.in --print | diff %t.bert.ref -
 
+// Values several links read: llama's rotary cos/sin tables (constants)
+// and unfused attention's causal mask, recomputed or read where a sweep
+// needs them; bf16 parameter casts go with their link.
+// RUN: mw-models llama --preset llama-tiny --layers 4 --rotary --train -o %t.rot.mlir
+// RUN: mw-eval %t.rot.mlir --entry train_step --random-inputs 3 --save-inputs %t.rot.in --print > %t.rot.ref
+// RUN: mw-opt %t.rot.mlir --mw-remat="strategy=revolve snapshots=1" -o %t.rot.r.mlir
+// RUN: mw-eval %t.rot.r.mlir --entry train_step --inputs %t.rot.in --print | diff %t.rot.ref -
+// RUN: mw-models gpt --preset gpt2-tiny --layers 4 --attention=unfused --train --precision bf16 -o %t.unf.mlir
+// RUN: mw-eval %t.unf.mlir --entry train_step --random-inputs 3 --save-inputs %t.unf.in --print > %t.unf.ref
+// RUN: mw-opt %t.unf.mlir --mw-remat="strategy=revolve units=blocks snapshots=1" -o %t.unf.r.mlir
+// RUN: mw-eval %t.unf.r.mlir --entry train_step --inputs %t.unf.in --print | diff %t.unf.ref -
+
 // auto offers revolve's schedules. On a ZeRO-3 step of 32 wide blocks
 // (8 ranks, every block's parameters gathered again for its backward) the
 // inputs of the blocks dominate the arena near the smallest peaks: every-k
