@@ -89,6 +89,7 @@ TEST(RematRevolve, SchedulesReverseWithinTheSnapshots) {
         for (int64_t j = 0; j < L; ++j)
           if (s.origin[j] >= 0)
             sum += j - s.origin[j] + 1;
+        // The schedule recomputes what the programme says is least.
         EXPECT_EQ(sum, s.recomputedLinks);
       }
     }

@@ -562,6 +562,10 @@ private:
   /// run.result, or fails after a diagnostic.
   LogicalResult runFixed(RematRun &run);
   LogicalResult runRevolve(RematRun &run);
+  /// The error of a fixed strategy (`name`) whose measured peak is over the
+  /// budget, `advice` before the pointer to auto; success within it.
+  LogicalResult checkFixedBudget(const RematRun &run, StringRef name,
+                                 StringRef advice);
   LogicalResult runAuto(RematRun &run);
   LogicalResult runOptimal(RematRun &run);
   /// optimal with a saved-budget: the exact saved-bytes optimum.
@@ -772,15 +776,20 @@ LogicalResult MwRematPass::runFixed(RematRun &run) {
   run.solveSeconds = solveTime(run);
   if (failed(measureChosen(run)))
     return failure();
-  if (run.budgetBytes >= 0 && run.result.peak() > run.budgetBytes)
-    return mlir::emitError(run.info.func->getLoc())
-           << "mw-remat: strategy=" << stringifyRematStrategy(strategy)
-           << " plans a peak of " << formatBytes(run.result.peak())
-           << " (arena " << formatBytes(run.result.arena) << " + persistent "
-           << formatBytes(run.result.persistent) << "), over the budget "
-           << formatBytes(run.budgetBytes)
-           << "; strategy=auto finds the least recompute under a budget";
-  return success();
+  return checkFixedBudget(run, stringifyRematStrategy(strategy), "");
+}
+
+LogicalResult MwRematPass::checkFixedBudget(const RematRun &run,
+                                            StringRef name, StringRef advice) {
+  if (run.budgetBytes < 0 || run.result.peak() <= run.budgetBytes)
+    return success();
+  return mlir::emitError(run.info.func->getLoc())
+         << "mw-remat: strategy=" << name << " plans a peak of "
+         << formatBytes(run.result.peak()) << " (arena "
+         << formatBytes(run.result.arena) << " + persistent "
+         << formatBytes(run.result.persistent) << "), over the budget "
+         << formatBytes(run.budgetBytes) << "; " << advice
+         << "strategy=auto finds the least recompute under a budget";
 }
 
 /// revolve: binomial checkpointing over the links (`units`) with
@@ -806,16 +815,9 @@ LogicalResult MwRematPass::runRevolve(RematRun &run) {
   run.solveSeconds = solveTime(run);
   if (failed(measureChosen(run)))
     return failure();
-  if (run.budgetBytes >= 0 && run.result.peak() > run.budgetBytes)
-    return mlir::emitError(run.info.func->getLoc())
-           << "mw-remat: strategy=revolve snapshots=" << schedule.snapshots
-           << " plans a peak of " << formatBytes(run.result.peak())
-           << " (arena " << formatBytes(run.result.arena) << " + persistent "
-           << formatBytes(run.result.persistent) << "), over the budget "
-           << formatBytes(run.budgetBytes)
-           << "; fewer snapshots hold less, and strategy=auto finds the "
-              "least recompute under a budget";
-  return success();
+  return checkFixedBudget(
+      run, ("revolve snapshots=" + Twine(schedule.snapshots)).str(),
+      "fewer snapshots hold less, and ");
 }
 
 /// auto under a budget. Candidates: the fixed strategies that apply, and the
@@ -1911,7 +1913,8 @@ void MwRematPass::runOnOperation() {
     }
     run.arenaBudget = run.budgetBytes - saveAll->persistent;
   }
-  {
+  // The floor serves a budget and the verbose remark.
+  if (run.budgetBytes >= 0 || verbose) {
     std::vector<int64_t> held;
     simulateArena(g, run.saveAllPlan, kAlignment, nullptr, nullptr, &held);
     auto most = std::max_element(held.begin(), held.end());
@@ -2013,7 +2016,7 @@ void MwRematPass::runOnOperation() {
           << llvm::formatv("{0:e}", static_cast<double>(run.chosen.flops))
           << " against " << llvm::formatv("{0:e}", static_cast<double>(stepFlops))
           << "): the budget is near the smallest peak, where the plans that "
-             "fit recompute long chains for every use; max-recompute=forward "
+             "fit recompute much of the step; max-recompute=forward "
              "(or NN% of the step) keeps only plans that recompute less, and "
              "reports the budget unreachable within it";
   }

@@ -31,19 +31,19 @@ namespace {
 /// links whose first input is held (a snapshot, or on the sweep that is
 /// going on), with c snapshot slots free. G(n, c): the same for the last n
 /// links of the step while the forward pass still runs (its sweep is free,
-/// and the last block's internals are its own with lastFromForward).
+/// and the last link's internals are its own with lastFromForward).
 /// split[n][c] is the m of the best split (advance m links, snapshot,
 /// reverse the other n - m with c - 1 slots, then the m with c), 0 for none
 /// (c = 0 or n = 1), -1 where c - 1 slots do as well.
 struct Programme {
-  int64_t links, slots;
+  int64_t slots;
   bool last;
   std::vector<int64_t> f, g;
   std::vector<int64_t> splitF, splitG;
   size_t at(int64_t n, int64_t c) const { return n * (slots + 1) + c; }
 
   Programme(int64_t links, int64_t slots, bool last)
-      : links(links), slots(slots), last(last) {
+      : slots(slots), last(last) {
     size_t size = (links + 1) * (slots + 1);
     f.assign(size, 0);
     g.assign(size, 0);
@@ -52,9 +52,9 @@ struct Programme {
     for (int64_t c = 0; c <= slots; ++c) {
       for (int64_t n = 1; n <= links; ++n) {
         if (c == 0) {
-          // Each block recomputed from the first input: 1 + 2 + ... + n.
+          // Each link recomputed from the first input: 1 + 2 + ... + n.
           f[at(n, 0)] = n * (n + 1) / 2;
-          // The last block (its internals from the forward pass, or its
+          // The last link (its internals from the forward pass, or its
           // sweep from the first input), the others from the first input.
           g[at(n, 0)] = (last ? 0 : n) + (n - 1) * n / 2;
           continue;
@@ -117,9 +117,7 @@ RevolveSchedule remat::revolveSchedule(int64_t links, int64_t snapshots,
   s.keptInput.assign(links, false);
   Programme p(links, snapshots, lastFromForward);
   p.reverse(s, 0, links, snapshots, -1);
-  for (int64_t j = 0; j < links; ++j)
-    if (s.origin[j] >= 0)
-      s.recomputedLinks += j - s.origin[j] + 1;
+  s.recomputedLinks = p.g[p.at(links, snapshots)];
   return s;
 }
 

@@ -42,8 +42,8 @@ struct RevolveSchedule {
   /// Per link j: whether its input is kept from the forward pass (a
   /// snapshot the forward sweep took, link 0's input among them).
   llvm::SmallVector<bool> keptInput;
-  /// Links recomputed in all: the sum of the sweeps' lengths, what the
-  /// dynamic programme minimizes.
+  /// Links recomputed in all: the dynamic programme's minimum, which the
+  /// sweeps' lengths (origin) add up to.
   int64_t recomputedLinks = 0;
 };
 

@@ -94,6 +94,8 @@
 // RUN: mw-models llama --preset llama-tiny --train --grad-accum 2 -o %t.accum.mlir
 // RUN: not mw-opt %t.accum.mlir --mw-remat=strategy=revolve -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=ACCUM
 // ACCUM: mw-remat: strategy=revolve cannot reverse @train_step: forward op 'mw.{{[a-z_]+}}' (model.layers.{{[0-9]+}}.{{[a-z_.]+}}) follows backward op 'mw.{{[a-z_]+}}' ({{[a-z_.0-9]*}}): gradient accumulation's micro-batches, or links whose forward and backward ops interleave
+// RUN: not mw-opt %t.mlir --mw-remat="strategy=revolve units=layers" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNITS
+// UNITS: mw-remat: unknown units 'layers' (expected regions or blocks)
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=revolve snapshots=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SNAPSHOTS
 // SNAPSHOTS: mw-remat: snapshots must be >= 0 (0: ceil(log2(links))), got -1
 // RUN: not mw-opt %t.mlir --mw-remat="strategy=revolve budget=1900000" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REVOLVE-OVER

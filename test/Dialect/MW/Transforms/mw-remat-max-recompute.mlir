@@ -52,7 +52,7 @@
 // 100% of the step (92% above) there is no warning.
 // RUN: mw-models gpt --preset gpt2-tiny --train --attention=unfused --layers 24 --seq 128 --batch 8 -o %t.deep.mlir
 // RUN: mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops" -o %t.deep.r.mlir 2>&1 | FileCheck %s --check-prefix=WARN
-// WARN: warning: {{.*}}mw-remat: strategy=auto's plan for @train_step recomputes 3.5 times the step's FLOPs (3.601262e+10 against 1.014738e+10): the budget is near the smallest peak, where the plans that fit recompute long chains for every use; max-recompute=forward (or NN% of the step) keeps only plans that recompute less, and reports the budget unreachable within it
+// WARN: warning: {{.*}}mw-remat: strategy=auto's plan for @train_step recomputes 3.5 times the step's FLOPs (3.601262e+10 against 1.014738e+10): the budget is near the smallest peak, where the plans that fit recompute much of the step; max-recompute=forward (or NN% of the step) keeps only plans that recompute less, and reports the budget unreachable within it
 // RUN: not mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops max-recompute=forward" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEEP-CAP
 // DEEP-CAP: error: {{.*}}is unreachable for @train_step: {{.*}} within max-recompute=forward (3.437560e+09 FLOPs))
 // DEEP-CAP-NOT: warning
