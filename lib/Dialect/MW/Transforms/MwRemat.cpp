@@ -71,6 +71,10 @@ namespace planning = memwall::planning;
 
 namespace {
 
+/// auto leaves out candidates that recompute more ops than this many
+/// forward passes hold (runAuto).
+constexpr int64_t kMaxRecomputedForwards = 16;
+
 //===----------------------------------------------------------------------===//
 // Budgets
 //===----------------------------------------------------------------------===//
@@ -585,6 +589,8 @@ private:
   unsigned measurements = 0;
   /// Candidates packed as simulated (auto), before any measurement.
   unsigned simulatedPackings = 0;
+  /// Candidates auto left out as too large to build (kMaxRecomputedForwards).
+  unsigned oversizedCandidates = 0;
   std::string milpSummary;
 };
 
@@ -793,7 +799,9 @@ LogicalResult MwRematPass::checkFixedBudget(const RematRun &run,
 }
 
 /// revolve: binomial checkpointing over the links (`units`) with
-/// `snapshots` held, the last link's internals kept from the forward pass.
+/// `snapshots` held, the last link's internals kept from the forward pass,
+/// each link's internals recomputed per use or with its sweep
+/// (`internals`).
 LogicalResult MwRematPass::runRevolve(RematRun &run) {
   std::string why;
   std::optional<RevolveLinks> blocks =
@@ -808,9 +816,11 @@ LogicalResult MwRematPass::runRevolve(RematRun &run) {
     c = llvm::Log2_64_Ceil(static_cast<uint64_t>(links));
   RevolveSchedule schedule =
       revolveSchedule(links, c, /*lastFromForward=*/true);
-  run.chosen = planRevolve(run.g, run.info, *blocks, schedule, run.keep);
+  bool perUse = internals == "per-use";
+  run.chosen =
+      planRevolve(run.g, run.info, *blocks, schedule, perUse, run.keep);
   run.chosenName = ("revolve " + units + " snapshots=" +
-                    Twine(schedule.snapshots))
+                    Twine(schedule.snapshots) + (perUse ? " per-use" : ""))
                        .str();
   run.solveSeconds = solveTime(run);
   if (failed(measureChosen(run)))
@@ -836,8 +846,23 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   auto planOf = [&](const Candidate &c) {
     return c.staged ? *c.staged : planRemat(g, info, c.keep, c.sharing);
   };
+  // A candidate that recomputes more ops than kMaxRecomputedForwards
+  // forward passes hold is left out: its rewritten step is that many
+  // forwards long, and measuring and compiling it takes memory and time in
+  // proportion (near the smallest peaks of deep steps the greedy paths
+  // recompute each dropped value's chain for every use, hundreds of
+  // forwards: at GPT-3's width a measurement of one ran out of 24 GB).
+  int64_t forwardOps = llvm::count_if(g.nodes, [](const StepGraph::Node &n) {
+    return n.forward && !n.constant;
+  });
+  int64_t maxClones = kMaxRecomputedForwards * std::max<int64_t>(forwardOps, 1);
+  unsigned &oversized = oversizedCandidates;
   auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
+    if (static_cast<int64_t>(plan.clones.size()) > maxClones) {
+      ++oversized;
+      return false;
+    }
     Candidate c;
     c.name = name.str();
     c.keep = kp;
@@ -850,6 +875,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (kp.test(i) || info.forced.test(i))
         c.savedBytes += g.vals[v].bytes;
     cands.push_back(std::move(c));
+    return true;
   };
   add("none", llvm::BitVector(n, true), Sharing(), saveAllPlan,
       simulateArena(g, saveAllPlan, kAlignment));
@@ -1145,9 +1171,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   // links and recompute each link a few times, where the kept-set
   // candidates that fit recompute long chains for every use. Snapshot
   // counts from 1 up, both for the last link's internals kept from the
-  // forward pass and recomputed; a schedule that recomputes more than 8
-  // forward passes' worth of links is left out (its rewritten step would
-  // be that many forwards long).
+  // forward pass and recomputed, each with internals per use and with the
+  // sweep; a schedule that recomputes more than kMaxRecomputedForwards
+  // forward passes' worth of links is left out before it is planned (its
+  // rewritten step would be that many forwards long).
   for (bool regions : {true, false}) {
     std::string why;
     if (std::optional<RevolveLinks> blocks =
@@ -1160,19 +1187,22 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
         for (bool last : {true, false}) {
           RevolveSchedule schedule = revolveSchedule(links, c, last);
           // No fewer recomputes than with fewer snapshots: only more held.
-          if (schedule.recomputedLinks > 8 * links ||
+          if (schedule.recomputedLinks > kMaxRecomputedForwards * links ||
               schedule.recomputedLinks == previous[last])
             continue;
           previous[last] = schedule.recomputedLinks;
-          llvm::BitVector kp;
-          auto plan = std::make_shared<const RematPlan>(
-              planRevolve(g, info, *blocks, schedule, kp));
-          add(("revolve " + Twine(regions ? "regions" : "blocks") +
-               " snapshots=" + Twine(c) +
-               (last ? " last from forward" : ""))
-                  .str(),
-              kp, Sharing(), *plan, simulateArena(g, *plan, kAlignment));
-          cands.back().staged = std::move(plan);
+          for (bool perUse : {false, true}) {
+            llvm::BitVector kp;
+            auto plan = std::make_shared<const RematPlan>(
+                planRevolve(g, info, *blocks, schedule, perUse, kp));
+            if (add(("revolve " + Twine(regions ? "regions" : "blocks") +
+                     " snapshots=" + Twine(c) +
+                     (last ? " last from forward" : "") +
+                     (perUse ? " per-use" : ""))
+                        .str(),
+                    kp, Sharing(), *plan, simulateArena(g, *plan, kAlignment)))
+              cands.back().staged = std::move(plan);
+          }
         }
       }
     }
@@ -1210,10 +1240,20 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   // shared segments and with both often makes the same clones) are measured
   // once.
   std::vector<std::pair<RematPlan, Measurement>> measuredPlans;
-  auto measureOnce = [&](const RematPlan &plan) -> FailureOr<Measurement> {
+  auto measureOnce = [&](const RematPlan &plan,
+                         const Candidate &c) -> FailureOr<Measurement> {
     for (const auto &[p, m] : measuredPlans)
       if (samePlan(p, plan))
         return m;
+    // Progress: on GPT-3's width one measurement takes minutes. (Not
+    // "mw-remat: ": scripts read the one summary remark by that prefix.)
+    if (verbose)
+      mlir::emitRemark(info.func->getLoc())
+          << "mw-remat progress: measuring candidate '" << c.name << "' ("
+          << plan.clones.size() << " recomputed ops, "
+          << llvm::formatv("{0:e}", static_cast<double>(plan.flops))
+          << " FLOPs recomputed, simulated arena " << formatBytes(c.simArena)
+          << ")";
     FailureOr<Measurement> m = measure(plan, true);
     if (succeeded(m))
       measuredPlans.push_back({plan, *m});
@@ -1266,7 +1306,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       for (Candidate *c : ArrayRef<Candidate *>(order).take_front(4)) {
         if (!c->arena) {
           FailureOr<Measurement> m =
-              measureOnce(planOf(*c));
+              measureOnce(planOf(*c), *c);
           if (failed(m))
             return failure();
           c->arena = m->arena;
@@ -1293,6 +1333,12 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
                         (run.maxCostText.empty()
                              ? ""
                              : " within max-recompute=" + run.maxCostText);
+      // (Under a cap the oversized ones would not fit it either.)
+      if (oversized && run.maxCostText.empty())
+        how += "; " + std::to_string(oversized) +
+               " candidates that recompute more than " +
+               std::to_string(kMaxRecomputedForwards) +
+               " forward passes' worth of ops left out";
       auto low = measured.find(lowest);
       if (low != measured.end())
         return unreachable(run, low->second, how);
@@ -1315,7 +1361,7 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       if (predicted(*best) > arenaBudget)
         continue;
     }
-    FailureOr<Measurement> m = measureOnce(plan);
+    FailureOr<Measurement> m = measureOnce(plan, *best);
     if (failed(m))
       return failure();
     int64_t simulatedPacking = best->effectiveArena();
@@ -1769,6 +1815,9 @@ void MwRematPass::runOnOperation() {
   if (units != "regions" && units != "blocks")
     return (void)fail("unknown units '" + units +
                       "' (expected regions or blocks)");
+  if (internals != "per-use" && internals != "sweep")
+    return (void)fail("unknown internals '" + internals +
+                      "' (expected per-use or sweep)");
   if (snapshots < 0)
     return (void)fail("snapshots must be >= 0 (0: ceil(log2(links))), got " +
                       Twine(snapshots));
@@ -2107,7 +2156,8 @@ void MwRematPass::finish(RematRun &run) {
       << " solve_ms=" << llvm::formatv("{0:F3}", run.solveSeconds * 1e3)
       << " verify_ms=" << llvm::formatv("{0:F3}", verifySeconds * 1e3)
       << " measurements=" << measurements
-      << " simulated_packings=" << simulatedPackings << milpSummary;
+      << " simulated_packings=" << simulatedPackings
+      << " oversized_candidates=" << oversizedCandidates << milpSummary;
 }
 
 } // namespace

@@ -283,21 +283,54 @@ remat::findRevolveLinks(const StepGraph &g, const StepStructure &info,
 
 RematPlan remat::planRevolve(const StepGraph &g, const StepStructure &info,
                              const RevolveLinks &links,
-                             const RevolveSchedule &schedule,
+                             const RevolveSchedule &schedule, bool perUse,
                              llvm::BitVector &keep) {
   int64_t numLinks = links.count();
   assert(schedule.links == numLinks && "a schedule for another step");
+  int numNodes = g.nodes.size();
+  std::vector<char> isView = alwaysViews(g);
   SmallVector<int> times;
   SmallVector<SmallVector<int>> cloned;
   for (int64_t j = numLinks - 1; j >= 0; --j) {
     times.push_back(links.stageStart[j]);
     SmallVector<int> &stage = cloned.emplace_back();
     int64_t origin = schedule.origin[j];
-    if (origin < 0)
+    if (origin >= 0) {
+      for (int64_t b = origin; b <= j; ++b)
+        stage.append(links.nodes[b].begin(), links.nodes[b].end());
+      stage.append(links.shared.begin(), links.shared.end());
+    }
+    if (!perUse)
       continue;
-    for (int64_t b = origin; b <= j; ++b)
-      stage.append(links.nodes[b].begin(), links.nodes[b].end());
-    stage.append(links.shared.begin(), links.shared.end());
+    // Per use: a stage of its own for each backward op of the link's
+    // backward, after the first, that reads one of the link's internals
+    // (through views too); it recomputes, from the link's input, what
+    // that op reads, so each internal lives from where it is remade to
+    // its reader, not across the link's whole backward.
+    llvm::DenseSet<int> own(links.nodes[j].begin(), links.nodes[j].end());
+    auto readsOwn = [&](int node) {
+      return llvm::any_of(g.nodes[node].operands, [&](int v) {
+        int d = g.vals[v].def;
+        while (d >= 0 && isView[d])
+          d = g.vals[g.nodes[d].operands[0]].def;
+        return d >= 0 && own.contains(d);
+      });
+    };
+    int end = j > 0 ? links.stageStart[j - 1] : numNodes - 1;
+    bool first = true;
+    int previous = links.stageStart[j];
+    for (int k = links.stageStart[j] + 1; k <= end; ++k) {
+      if (!g.isBackward(k))
+        continue;
+      if (readsOwn(k)) {
+        if (!first && previous > times.back()) {
+          times.push_back(previous);
+          cloned.emplace_back(links.nodes[j].begin(), links.nodes[j].end());
+        }
+        first = false;
+      }
+      previous = k;
+    }
   }
   return planStaged(g, info, times, cloned, keep);
 }

@@ -8,7 +8,8 @@
 // inputs and one link's internals. The schedule is plain integers
 // (revolveSchedule, unit-tested alone); planRevolve turns it into the
 // staged plan (planStaged) of a step: one stage per link's backward, each
-// recomputing the links of its sweep.
+// recomputing the links of its sweep (and, per use, one more for each of
+// the link's backward ops that reads its internals).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,10 +84,16 @@ std::optional<RevolveLinks> findRevolveLinks(const StepGraph &g,
 /// links): stage s is the backward of link L-1-s, from its first backward
 /// op to the next link's; it recomputes the nodes of the links of its
 /// sweep and the shared parameter-only ones, each once, where first read.
-/// `keep` receives the kept set.
+/// With `perUse`, each later backward op of the link that reads one of its
+/// internals (an MLP's pre-activation for the GELU's gradient, its
+/// LayerNorm's output for the weight gradient) starts a stage of its own
+/// that recomputes what it reads from the link's input: the internals of
+/// the link no longer live across its whole backward, for a few more
+/// recomputed ops. `keep` receives the kept set.
 RematPlan planRevolve(const StepGraph &g, const StepStructure &info,
                       const RevolveLinks &links,
-                      const RevolveSchedule &schedule, llvm::BitVector &keep);
+                      const RevolveSchedule &schedule, bool perUse,
+                      llvm::BitVector &keep);
 
 } // namespace mlir::mw::remat
 

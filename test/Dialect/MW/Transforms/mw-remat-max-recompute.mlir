@@ -47,12 +47,22 @@
 // Without a cap, a plan that recomputes more than the whole step gets a
 // warning that says how far over it is and what to ask for instead. A deep,
 // narrow step (24 blocks of gpt2-tiny's width, 8 x 128 tokens) at 16.5% of
-// its save-all peak, near the smallest: auto's plan recomputes 3.5 times
-// the step; with max-recompute=forward the budget is unreachable. Below
+// its save-all peak, near the smallest: auto's plan (revolve with each
+// link's internals recomputed per use) recomputes 1.2 times the step; with
+// max-recompute=forward the budget is unreachable. Below
 // 100% of the step (92% above) there is no warning.
 // RUN: mw-models gpt --preset gpt2-tiny --train --attention=unfused --layers 24 --seq 128 --batch 8 -o %t.deep.mlir
 // RUN: mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops" -o %t.deep.r.mlir 2>&1 | FileCheck %s --check-prefix=WARN
-// WARN: warning: {{.*}}mw-remat: strategy=auto's plan for @train_step recomputes 3.5 times the step's FLOPs (3.601262e+10 against 1.014738e+10): the budget is near the smallest peak, where the plans that fit recompute much of the step; max-recompute=forward (or NN% of the step) keeps only plans that recompute less, and reports the budget unreachable within it
+// WARN: warning: {{.*}}mw-remat: strategy=auto's plan for @train_step recomputes 1.2 times the step's FLOPs (1.238309e+10 against 1.014738e+10): the budget is near the smallest peak, where the plans that fit recompute much of the step; max-recompute=forward (or NN% of the step) keeps only plans that recompute less, and reports the budget unreachable within it
+// auto leaves out candidates that recompute more ops than 16 forward passes
+// hold (the greedy paths near the smallest peak recompute each dropped
+// value's chain for every use: their rewritten steps are hundreds of
+// forwards long, and at GPT-3's width measuring one ran out of memory); the
+// remark counts them, and an unreachable budget says so.
+// RUN: mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops verbose=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERSIZED-REMARK
+// OVERSIZED-REMARK: remark: {{.*}}mw-remat: strategy=auto {{.*}} oversized_candidates=10
+// RUN: not mw-opt %t.deep.mlir --mw-remat="budget=15% cost=flops" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERSIZED
+// OVERSIZED: error: {{.*}}is unreachable for @train_step: the smallest planned peak found is 27368468 B {{.*}} strategy revolve blocks snapshots=6 per-use; 10 candidates that recompute more than 16 forward passes' worth of ops left out); save-all peak
 // RUN: not mw-opt %t.deep.mlir --mw-remat="budget=16.5% cost=flops max-recompute=forward" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEEP-CAP
 // DEEP-CAP: error: {{.*}}is unreachable for @train_step: {{.*}} within max-recompute=forward (3.437560e+09 FLOPs))
 // DEEP-CAP-NOT: warning

@@ -730,8 +730,10 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     blocks, or with `units=regions` (the default) over their parts, a
     block's attention and MLP: at most `snapshots` + 1 inputs of links held
     at once, the fewest recomputes that allows, each link at most t + 1
-    times where C(snapshots + t, t) >= the number of links; not with
-    gradient accumulation),
+    times where C(snapshots + t, t) >= the number of links; with
+    `internals=per-use` (the default) a link's internals are recomputed
+    again before each backward op that reads them rather than kept across
+    its backward; not with gradient accumulation),
     `optimal` (needs a budget: the cheapest measured plan of the kept set of
     a covering MILP whose optimum is a lower bound on every plan's
     recompute, auto's choice, the staged MILP (the backward pass's time
@@ -751,7 +753,8 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
     two greedy paths that drop values dead where the simulated arena
     peaks, and those candidates with values kept again wherever a ladder
     of arena levels leaves room; candidates are simulated with the arena's
-    own rules).
+    own rules, and those that recompute more ops than 16 forward passes
+    hold are left out, `verbose` counting them).
 
     The peak of the result is measured, not estimated: the pass runs the
     real pipeline (`--mw-bufferize`, `--mw-static-arena`; with
@@ -818,6 +821,12 @@ def MwRemat : Pass<"mw-remat", "ModuleOp"> {
            "revolve: the links of the chain it reverses: regions (a "
            "block's attention and MLP apart, the least memory) or blocks "
            "(fewer recomputes)">,
+    Option<"internals", "internals", "std::string", /*default=*/"\"per-use\"",
+           "revolve: where a link's internals are recomputed for its "
+           "backward: per-use (before each backward op that reads them, "
+           "from the link's input: the least memory) or sweep (once, with "
+           "the link's sweep, alive across its backward: fewer "
+           "recomputes)">,
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
            "Roofline target pricing recompute, by name: h200, a100, h100, cpu, "
            "or a device of the memory report (V100-16GB ... B200-192GB)">,
