@@ -10,9 +10,10 @@
 # found by doubling, then bisection (about 2 log2 L compiles per cell).
 # A compile that runs past MW_FIT_TIMEOUT seconds (default 600), or runs
 # out of memory, counts as not fitting and is marked in the table (a lower
-# bound): --mw-remat auto at a hundred layers of this width and more can
-# take that long, and near the budget needs more than 20 GB
-# (docs/zero-bench.md).
+# bound): --mw-remat auto at a hundred layers of this width and more took
+# that long, and near the budget more than 20 GB, until it left out the
+# candidates that recompute more than 16 forward passes (since then about
+# two minutes and 4.5 GB at 393 layers; docs/zero-bench.md).
 # --max-recompute CAP passes --mw-remat's max-recompute (NN% of the step,
 # or forward): the largest L whose step fits without recomputing more than
 # that (auto alone, near the smallest peak, picks plans that recompute the
