@@ -1212,10 +1212,12 @@ void ZeroRewriter::prefetch() {
   // At most maxLive gathered elements at once: the run in use and those in
   // flight.
   depth = std::max<int64_t>(1, std::min(depth, maxLive / largest - 1));
-  for (size_t k = gathers.size(); k-- > 0;) {
-    if (k < static_cast<size_t>(depth))
-      continue;
-    Operation *earlier = gathers[k - depth].second; // a wait
+  // Gather k starts before the wait of gather k - depth; the first `depth`
+  // gathers before the first wait. In order, so the gathers start in the
+  // order of their uses.
+  for (size_t k = 1; k < gathers.size(); ++k) {
+    size_t ahead = k >= static_cast<size_t>(depth) ? k - depth : 0;
+    Operation *earlier = gathers[ahead].second; // a wait
     gathers[k].first->moveBefore(earlier);
   }
 }
@@ -1287,6 +1289,7 @@ struct MwZeroPass : public mw::impl::MwZeroBase<MwZeroPass> {
   using MwZeroBase::MwZeroBase;
   void runOnOperation() override;
   std::optional<memwall::zero::ZeroConfig> zeroConfig;
+  memwall::zero::HostResidentBytes offload;
 };
 
 void MwZeroPass::runOnOperation() {
@@ -1384,6 +1387,17 @@ void MwZeroPass::runOnOperation() {
     live = c.maxLiveParameters.value;
     ov = c.overlapComm.value ? "on" : "off";
     zeroConfig = c;
+    offload = memwall::zero::computeHostResidentBytes(c, facts);
+    if (offload.total() || offload.nvmeBytes)
+      mlir::emitRemark(FileLineColLoc::get(&getContext(), config, 0, 0))
+          << "mw-zero: offload_param/offload_optimizer accepted and reported, "
+             "not executed by the training step (its arguments still hold "
+             "the state): per rank "
+          << offload.paramHostBytes << " B of parameters and "
+          << offload.optimizerHostBytes << " B of optimizer state in host "
+          << "memory, " << offload.nvmeBytes << " B on NVMe, "
+          << offload.pinnedBufferBytes
+          << " B of pinned buffers (the memory report's host-resident line)";
   }
   if (st < 0)
     st = 0;
@@ -1444,6 +1458,16 @@ void MwZeroPass::runOnOperation() {
   // look alike: one bucket and nothing between backward and the update).
   func->setAttr("mw.zero.stage",
                 IntegerAttr::get(IntegerType::get(&getContext(), 64), st));
+  // offload_* of the config: reported by the memory report, not executed.
+  auto i64 = IntegerType::get(&getContext(), 64);
+  for (auto [name, bytes] :
+       {std::pair<StringRef, int64_t>{"mw.zero.offload_param_host_bytes",
+                                      offload.paramHostBytes},
+        {"mw.zero.offload_optimizer_host_bytes", offload.optimizerHostBytes},
+        {"mw.zero.offload_nvme_bytes", offload.nvmeBytes},
+        {"mw.zero.offload_buffer_bytes", offload.pinnedBufferBytes}})
+    if (bytes)
+      func->setAttr(name, IntegerAttr::get(i64, bytes));
   numCollectives = rw.collectives;
   numBuckets = rw.buckets.size();
   if (failed(verify(func)))

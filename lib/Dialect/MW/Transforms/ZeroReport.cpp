@@ -399,6 +399,15 @@ mlir::mw::analyzeZero(FunctionOpInterface func, bool planned,
         z.ranks *= d;
   }
   z.stage = inferStage(func, order, position, z.stageSource);
+  auto offloadBytes = [&](StringRef name) -> int64_t {
+    auto a = func->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  z.offloadParamHostBytes = offloadBytes("mw.zero.offload_param_host_bytes");
+  z.offloadOptimizerHostBytes =
+      offloadBytes("mw.zero.offload_optimizer_host_bytes");
+  z.offloadNvmeBytes = offloadBytes("mw.zero.offload_nvme_bytes");
+  z.offloadBufferBytes = offloadBytes("mw.zero.offload_buffer_bytes");
   double n = static_cast<double>(z.ranks);
 
   // Parameters and optimizer state: the arguments, whole or pieces.
@@ -640,6 +649,13 @@ void mlir::mw::printZeroText(llvm::raw_ostream &os, const ZeroReport &z) {
                       "paper = {2}\n",
                       z.paperVolumeExpression, z.paperVolumeElements,
                       ratio(z.total.paperElements, z.paperVolumeElements));
+  if (z.offloaded())
+    os << llvm::formatv("    host-resident by offload_* (accepted, not "
+                        "executed: the step's arguments still hold them): "
+                        "parameters {0} B, optimizer {1} B in host memory; "
+                        "{2} B on NVMe; {3} B of pinned buffers\n",
+                        z.offloadParamHostBytes, z.offloadOptimizerHostBytes,
+                        z.offloadNvmeBytes, z.offloadBufferBytes);
   if (!z.arenaAvailable) {
     os << "    arena by kind: " << z.arenaNote << "\n";
     return;
@@ -697,6 +713,14 @@ void mlir::mw::printZeroJson(llvm::json::OStream &j, const ZeroReport &z) {
     formula("formula", z.formula);
     if (z.paperMixed)
       formula("paper_mixed_precision", *z.paperMixed);
+    if (z.offloaded())
+      j.attributeObject("host_resident", [&] {
+        j.attribute("executed", false);
+        j.attribute("param_host_bytes", z.offloadParamHostBytes);
+        j.attribute("optimizer_host_bytes", z.offloadOptimizerHostBytes);
+        j.attribute("nvme_bytes", z.offloadNvmeBytes);
+        j.attribute("pinned_buffer_bytes", z.offloadBufferBytes);
+      });
     j.attributeObject("communication", [&] {
       auto comm = [&](StringRef key, const ZeroReport::Comm &c) {
         j.attributeObject(key, [&] {

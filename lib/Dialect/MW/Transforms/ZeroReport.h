@@ -92,6 +92,16 @@ struct ZeroReport {
   };
   SmallVector<PeakBuffer> peakBuffers;
   int64_t peakBytes = 0;
+  /// Bytes per rank that the DeepSpeed config's offload_param and
+  /// offload_optimizer put outside HBM (--mw-zero records them as
+  /// mw.zero.offload_* attributes): accepted and reported, not executed by
+  /// the training step, whose arguments still hold them.
+  int64_t offloadParamHostBytes = 0, offloadOptimizerHostBytes = 0,
+          offloadNvmeBytes = 0, offloadBufferBytes = 0;
+  bool offloaded() const {
+    return offloadParamHostBytes || offloadOptimizerHostBytes ||
+           offloadNvmeBytes || offloadBufferBytes;
+  }
 
   int64_t modelStateBytes() const {
     return param.bytes + grad.bytes + optimizerState.bytes;

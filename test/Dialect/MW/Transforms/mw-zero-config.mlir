@@ -39,3 +39,27 @@
 // A file that does not exist.
 // RUN: not mw-opt %t.mlir --mw-zero="ranks=2 config=%t.none.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: mw-zero: cannot read config={{.*}}none.json: No such file or directory
+
+// offload_* is accepted and reported as bytes kept outside HBM, not
+// executed (the step's arguments still hold the state): a remark at the
+// config, the memory report's host-resident line, and its JSON. The rank's
+// partition of gpt2-tiny is 59264 parameters: AdamW offloaded to the CPU
+// keeps 59264 x (4 master + 4 gradient + 8 moments) = 948224 B in host
+// memory, the f32 parameters on NVMe 59264 x 4 = 237056 B, and
+// DeepSpeed's default swap buffers 5 x 1e8 elements x 4 B.
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-offload.json" --mw-train-pipeline --mw-memory-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFFLOAD
+// OFFLOAD: ds-offload.json:0:0: remark: mw-zero: offload_param/offload_optimizer accepted and reported, not executed by the training step (its arguments still hold the state): per rank 0 B of parameters and 948224 B of optimizer state in host memory, 237056 B on NVMe, 2000000000 B of pinned buffers
+// OFFLOAD: per rank: ZeRO stage 3
+// OFFLOAD: host-resident by offload_* (accepted, not executed: the step's arguments still hold them): parameters 0 B, optimizer 948224 B in host memory; 237056 B on NVMe; 2000000000 B of pinned buffers
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 config=%S/Inputs/ds-offload.json" --mw-train-pipeline --mw-memory-report="format=json output=%t.offload.json" -o /dev/null 2>/dev/null
+// RUN: FileCheck %s --check-prefix=OFFLOAD-JSON < %t.offload.json
+// OFFLOAD-JSON: "host_resident": {
+// OFFLOAD-JSON-NEXT: "executed": false,
+// OFFLOAD-JSON-NEXT: "param_host_bytes": 0,
+// OFFLOAD-JSON-NEXT: "optimizer_host_bytes": 948224,
+// OFFLOAD-JSON-NEXT: "nvme_bytes": 237056,
+// OFFLOAD-JSON-NEXT: "pinned_buffer_bytes": 2000000000
+// Without offload_* neither appears.
+// RUN: mw-opt %t.mlir --mw-zero="ranks=2 stage=3" --mw-train-pipeline --mw-memory-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-OFFLOAD
+// NO-OFFLOAD: per rank: ZeRO stage 3
+// NO-OFFLOAD-NOT: host-resident
