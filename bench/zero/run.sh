@@ -5,9 +5,12 @@
 # --mw-zero at stages 0-3 and --mw-memory-report=format=json (model states),
 # then through --mw-remat=strategy=auto and --mw-train-pipeline (the planned
 # per-rank peak: arena plus persistent buffers); bench/zero/table.py prints
-# the table. bench/zero/fit.sh finds the largest GPT that fits per rank.
+# the table. With --fit the same run then finds the largest GPT that fits
+# per rank in 80 GB and 141 GB at 64 ranks, each stage (bench/zero/fit.sh,
+# which also runs alone; the stage-3 cells compile hundreds of layers, an
+# hour or more on 2 cores).
 # Usage: bench/zero/run.sh [--models a,b] [--ranks "1 8 64 1024"] [--out DIR]
-#                          [--no-peak]
+#                          [--no-peak] [--fit]
 #   --models  a comma-separated subset of: gpt2-xl, llama-7b-shaped,
 #             gpt3-175b, or any mw-models preset (default: the three)
 #   --ranks   the rank counts (default 1 8 64 1024)
@@ -23,8 +26,10 @@ models=gpt2-xl,llama-7b-shaped,gpt3-175b
 ranks="1 8 64 1024"
 out=$build_dir/bench-zero
 peak=1
+fit=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --fit) fit=1; shift ;;
     --models) models=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -72,3 +77,8 @@ else
   echo "bench/zero: DeepSpeed is not installed (bench/zero/setup-peers.sh): no DeepSpeed column" >&2
 fi
 python3 "$here/table.py" "$out"/zero-*.json | tee "$out/table.md"
+if [ "$fit" = 1 ]; then
+  echo
+  echo "The largest GPT (GPT-3 175B's width) whose step fits per rank at 64 ranks:"
+  MW_BUILD_DIR=$build_dir "$here/fit.sh" --out "$out/fit" | tee "$out/fit.md"
+fi
