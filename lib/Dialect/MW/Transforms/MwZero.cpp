@@ -393,6 +393,9 @@ struct ZeroRewriter {
   func::FuncOp func;
   int64_t stage, ranks;
   bool overlap;
+  /// split-sums: a single-member bucket whose gradient is the sum of two
+  /// contributions is reduce-scattered one contribution at a time.
+  bool splitSums = false;
   int64_t reduceBucket, prefetchBucket, threshold, maxLive;
   OpBuilder b;
   Location loc;
@@ -897,30 +900,61 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   else
     b.setInsertionPointAfter(last->grad.getDefiningOp());
 
-  SmallVector<Value> grads;
-  for (Param *p : bk.members)
-    grads.push_back(p->grad);
-  Value flat = flatten(grads, bk.padded, bk.elemType);
   // master-weights=optimizer: the compute-type gradients reduced (divided
   // first), the rank's piece cast to f32 (and unscaled) for the update of
   // its f32 master piece.
   Param *front = bk.members.front();
   bool master = front->masterArg >= 0;
-  if (master)
-    flat = predivide(flat);
   auto pieceType = RankedTensorType::get({bk.piece}, bk.elemType);
+  auto reduceScatter = [&](Value flat) -> Value {
+    if (master)
+      flat = predivide(flat);
+    return b.create<mesh::ReduceScatterOp>(
+        loc, pieceType, mesh, axes, flat,
+        mesh::ReductionKindAttr::get(b.getContext(),
+                                     mesh::ReductionKind::Sum),
+        b.getIndexAttr(0));
+  };
+  // split-sums (stages 2-3): a parameter alone in its bucket whose gradient
+  // is the sum of two contributions made apart (a tied embedding's: the LM
+  // head's early in the backward pass, the embedding's at its end) has
+  // each contribution reduce-scattered where it is made and the pieces
+  // added, so the whole gradient is not held from the first to the last.
+  // The sum of the reductions is the reduction of the sum (in another
+  // order); one more reduce-scatter of the parameter per step.
+  AddOp sum = splitSums && stage >= 2 && bk.members.size() == 1
+                  ? front->grad.getDefiningOp<AddOp>()
+                  : AddOp();
+  if (sum && (sum.getLhs().getType() != sum.getType() ||
+              sum.getRhs().getType() != sum.getType() ||
+              !sum.getLhs().getDefiningOp() || !sum.getRhs().getDefiningOp()))
+    sum = AddOp();
+  Value scattered, lateScattered;
+  if (sum) {
+    Value early = sum.getLhs(), late = sum.getRhs();
+    if (before(late.getDefiningOp(), early.getDefiningOp()))
+      std::swap(early, late);
+    b.setInsertionPointAfter(early.getDefiningOp());
+    scattered = reduceScatter(flatten({early}, bk.padded, bk.elemType));
+    b.setInsertionPointAfter(late.getDefiningOp());
+    lateScattered = reduceScatter(flatten({late}, bk.padded, bk.elemType));
+  } else {
+    SmallVector<Value> grads;
+    for (Param *p : bk.members)
+      grads.push_back(p->grad);
+    scattered = reduceScatter(flatten(grads, bk.padded, bk.elemType));
+  }
   auto stateType =
       master ? RankedTensorType::get(
                    {bk.piece},
                    cast<RankedTensorType>(func.getArgument(front->masterArg).getType())
                        .getElementType())
              : pieceType;
-  Value scattered = b.create<mesh::ReduceScatterOp>(
-      loc, pieceType, mesh, axes, flat,
-      mesh::ReductionKindAttr::get(b.getContext(), mesh::ReductionKind::Sum),
-      b.getIndexAttr(0));
   b.setInsertionPoint(firstUpdate);
   Value gradPiece = complete(scattered, firstUpdate);
+  if (lateScattered)
+    gradPiece = b.create<AddOp>(loc, gradPiece,
+                                complete(lateScattered, firstUpdate));
   if (master) {
     gradPiece = b.create<CastOp>(loc, stateType, gradPiece);
     if (front->unscale)
@@ -1070,6 +1104,9 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   }
   for (Param *p : bk.members) {
     p->update->erase();
+    // split-sums: the whole sum, read by nothing now.
+    if (sum && sum->use_empty())
+      sum->erase();
     // The member's own unscaling and cast of its gradient, unless found_inf
     // still reads them.
     if (p->unscale && p->unscale->use_empty())
@@ -1451,6 +1488,13 @@ void MwZeroPass::runOnOperation() {
            "the partition (docs/zero.md, Buckets and the partition)";
   rw.prefetchBucket = pfBucket > 0 ? pfBucket : kDefaultPrefetchBucket;
   rw.threshold = persist >= 0 ? persist : kDefaultPersistenceThreshold;
+  rw.splitSums = splitSums;
+  if (splitSums && st < 2)
+    mlir::emitWarning(module.getLoc())
+        << "mw-zero: split-sums has no effect at stage " << st
+        << ": gradients are reduced "
+        << (st == 0 ? "by all-reduce" : "after the backward pass")
+        << ", not as the backward pass makes them";
   rw.maxLive = live > 0 ? live : kDefaultMaxLiveParameters;
   if (failed(rw.run()))
     return signalPassFailure();

@@ -945,6 +945,13 @@ def MwZero : Pass<"mw-zero", "ModuleOp"> {
            "on: collectives overlap compute (start/wait pairs); off: they "
            "complete where they stand; default: the config's overlap_comm, "
            "else off">,
+    Option<"splitSums", "split-sums", "bool", /*default=*/"false",
+           "Stages 2-3: a parameter whose gradient is the sum of two "
+           "contributions made apart (a tied embedding's: the LM head's and "
+           "the embedding's) has each reduce-scattered where it is made, so "
+           "the whole gradient is not held across the backward pass; one "
+           "more reduce-scatter of it per step (DeepSpeed, like PyTorch's "
+           "autograd, sums it first)">,
     Option<"function", "function", "std::string",
            /*default=*/"\"train_step\"", "The training step to shard">,
   ];
