@@ -386,6 +386,23 @@ TEST(ZeroOneRank, StageThreeIsBitIdentical) {
   }
 }
 
+/// Checks `c` against the one-rank step at each stage on 2 and 4 ranks
+/// (its tolerance, its exempt tensor at 1e-4), and one-rank stage 3 bit for
+/// bit.
+void expectMatchesOneRank(const Case &c, ArrayRef<int64_t> stages) {
+  for (int64_t stage : stages)
+    for (int64_t ranks : {2, 4}) {
+      Comparison cmp = compareSteps(c, stage, ranks);
+      EXPECT_GT(cmp.tensors, 0);
+      EXPECT_LE(cmp.worst, c.tolerance)
+          << c.optimizer << " stage " << stage << " ranks " << ranks
+          << ": worst " << cmp.worstName;
+      EXPECT_LE(cmp.exempt, 1e-4);
+    }
+  Comparison one = compareSteps(c, 3, 1);
+  EXPECT_TRUE(one.identical) << one.worstName << " " << one.worst;
+}
+
 TEST(ZeroGradAccum, MatchesOneRank) {
   // Gradient accumulation: each rank takes its rows of the global batch (8
   // samples) and runs them as 2 micro-batches of 2, accumulating; the
@@ -396,19 +413,8 @@ TEST(ZeroGradAccum, MatchesOneRank) {
   sgd.gradAccum = 2;
   Case adamw{"gpt2-tiny", "fp32", 8, "adamw", 1e-4, "h.1.attn.c_attn.bias"};
   adamw.gradAccum = 2;
-  for (const Case &c : {sgd, adamw})
-    for (int64_t stage : {0, 1, 2, 3})
-      for (int64_t ranks : {2, 4}) {
-        Comparison cmp = compareSteps(c, stage, ranks);
-        EXPECT_GT(cmp.tensors, 0);
-        EXPECT_LE(cmp.worst, c.tolerance)
-            << c.optimizer << " stage " << stage << " ranks " << ranks
-            << ": worst " << cmp.worstName;
-        EXPECT_LE(cmp.exempt, 1e-4);
-      }
-  // With one rank stage 3 is the unsharded step, bit for bit.
-  Comparison one = compareSteps(adamw, 3, 1);
-  EXPECT_TRUE(one.identical) << one.worstName << " " << one.worst;
+  expectMatchesOneRank(sgd, {0, 1, 2, 3});
+  expectMatchesOneRank(adamw, {0, 1, 2, 3});
 }
 
 TEST(ZeroSplitSums, MatchesOneRank) {
@@ -421,18 +427,8 @@ TEST(ZeroSplitSums, MatchesOneRank) {
   sgd.splitSums = true;
   Case adamw{"gpt2-tiny", "fp32", 4, "adamw", 1e-4, "h.1.attn.c_attn.bias"};
   adamw.splitSums = true;
-  for (const Case &c : {sgd, adamw})
-    for (int64_t stage : {2, 3})
-      for (int64_t ranks : {2, 4}) {
-        Comparison cmp = compareSteps(c, stage, ranks);
-        EXPECT_GT(cmp.tensors, 0);
-        EXPECT_LE(cmp.worst, c.tolerance)
-            << c.optimizer << " stage " << stage << " ranks " << ranks
-            << ": worst " << cmp.worstName;
-        EXPECT_LE(cmp.exempt, 1e-4);
-      }
-  Comparison one = compareSteps(adamw, 3, 1);
-  EXPECT_TRUE(one.identical) << one.worstName << " " << one.worst;
+  expectMatchesOneRank(sgd, {2, 3});
+  expectMatchesOneRank(adamw, {2, 3});
 }
 
 } // namespace

@@ -856,11 +856,10 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
     return n.forward && !n.constant;
   });
   int64_t maxClones = kMaxRecomputedForwards * std::max<int64_t>(forwardOps, 1);
-  unsigned &oversized = oversizedCandidates;
   auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
     if (static_cast<int64_t>(plan.clones.size()) > maxClones) {
-      ++oversized;
+      ++oversizedCandidates;
       return false;
     }
     Candidate c;
@@ -1334,8 +1333,8 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
                              ? ""
                              : " within max-recompute=" + run.maxCostText);
       // (Under a cap the oversized ones would not fit it either.)
-      if (oversized && run.maxCostText.empty())
-        how += "; " + std::to_string(oversized) +
+      if (oversizedCandidates && run.maxCostText.empty())
+        how += "; " + std::to_string(oversizedCandidates) +
                " candidates that recompute more than " +
                std::to_string(kMaxRecomputedForwards) +
                " forward passes' worth of ops left out";

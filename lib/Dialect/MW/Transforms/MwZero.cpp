@@ -1104,9 +1104,6 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
   }
   for (Param *p : bk.members) {
     p->update->erase();
-    // split-sums: the whole sum, read by nothing now.
-    if (sum && sum->use_empty())
-      sum->erase();
     // The member's own unscaling and cast of its gradient, unless found_inf
     // still reads them.
     if (p->unscale && p->unscale->use_empty())
@@ -1114,6 +1111,9 @@ LogicalResult ZeroRewriter::shardBucket(Bucket &bk, unsigned index) {
     if (p->gradCast && p->gradCast->use_empty())
       p->gradCast->erase();
   }
+  // split-sums: the whole sum, read by nothing now.
+  if (sum && sum->use_empty())
+    sum->erase();
 
   if (stage == 3) {
     if (failed(gatherParams(bk, paramPiece, gathers)))
@@ -1325,8 +1325,6 @@ memwall::zero::ModelFacts factsOf(func::FuncOp func, int64_t ranks) {
 struct MwZeroPass : public mw::impl::MwZeroBase<MwZeroPass> {
   using MwZeroBase::MwZeroBase;
   void runOnOperation() override;
-  std::optional<memwall::zero::ZeroConfig> zeroConfig;
-  memwall::zero::HostResidentBytes offload;
 };
 
 void MwZeroPass::runOnOperation() {
@@ -1339,7 +1337,10 @@ void MwZeroPass::runOnOperation() {
   if (!func || func.isExternal())
     return fail("no function @" + function + " to shard (function=)");
 
-  // The DeepSpeed configuration, overridden by explicit options.
+  // The DeepSpeed configuration, overridden by explicit options; per run
+  // (a pass instance may run on several modules).
+  std::optional<memwall::zero::ZeroConfig> zeroConfig;
+  memwall::zero::HostResidentBytes offload;
   int64_t st = stage, nRanks = ranks, rBucket = reduceBucket,
           agBucket = allgatherBucket, pfBucket = prefetchBucket,
           persist = persistenceThreshold, live = maxLiveParameters;
