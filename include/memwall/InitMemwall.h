@@ -67,6 +67,23 @@ private:
 /// after that handler). The handler lives as long as the process.
 void registerLongLineDiagnostics(DialectRegistry &registry);
 
+/// Refuses MLIR text nested deeper than MLIR's recursive parser survives
+/// (memwall/Support/Nesting.h): prints `FILE:LINE:COL: error: ...` for the
+/// bracket that goes too deep to `os` and fails. Every Memwall tool calls it
+/// on its input before parsing; a stock mlir-opt-19 loading the plugin does
+/// not, and crashes on such text (an upstream limit).
+LogicalResult checkInputNesting(const llvm::MemoryBuffer &buffer,
+                                llvm::raw_ostream &os);
+
+/// Runs `produce` on a temporary file beside `outputFilename` and renames it
+/// over `outputFilename` when `produce` succeeds (`-` is stdout, /dev/null
+/// discards), so a failed run leaves an existing file as it was; upstream's
+/// drivers truncate the output when they start and delete it on failure.
+/// Returns the tool's exit status: 0, or 1 after a failed `produce` (which
+/// has reported why) or a write error (reported here, after `tool`).
+int writeOutputOnSuccess(StringRef tool, StringRef outputFilename,
+                         function_ref<LogicalResult(raw_ostream &)> produce);
+
 /// The value of `--mlir-print-op-on-diagnostic` (registered by
 /// registerMemwallContextCLOptions), for drivers whose context ignores it.
 bool shouldPrintOpOnDiagnostic();

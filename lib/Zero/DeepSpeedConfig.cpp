@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/Zero/DeepSpeedConfig.h"
+#include "memwall/Support/Nesting.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -1654,6 +1655,14 @@ memwall::zero::parseDeepSpeedConfig(StringRef text, StringRef fileName,
   result.config.ranks.value = facts.ranks;
   result.config.ranks.origin = Origin::Derived;
 
+  // llvm::json's parser and json::Value's destructor recurse once per level.
+  if (std::optional<NestingExcess> deep =
+          findExcessNesting(text, NestingSyntax::Json)) {
+    result.diagnostics.push_back({Severity::Error, "",
+                                  "invalid JSON: " + describeExcessNesting(),
+                                  deep->line, deep->column});
+    return result;
+  }
   Expected<json::Value> value = json::parse(text);
   if (!value) {
     result.diagnostics.push_back(

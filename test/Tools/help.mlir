@@ -10,10 +10,10 @@
 
 // TRANSLATE: USAGE: mw-translate [options] <input file>
 // TRANSLATE: --mlir-print-op-on-diagnostic
-// TRANSLATE: Translations to perform
+// TRANSLATE: The translation to perform (one)
 // TRANSLATE-NEXT: --mw-plan-json {{ *}}- Write a planned function's .mwplan as JSON
 // TRANSLATE-NEXT: --mw-to-plan {{ *}}- Write a planned function as a binary .mwplan
-// TRANSLATE: -o <filename>
+// TRANSLATE: -o <filename> {{ *}}- Output filename (written whole on success: a failed run leaves an existing file as it was)
 // TRANSLATE: --split-input-file
 // TRANSLATE: --verify-diagnostics
 // TRANSLATE: Plan translation options:

@@ -1,7 +1,9 @@
 //===- ir_fuzzer.cpp - libFuzzer harness of the MLIR path -----------------===//
 //
-// The contract on any text: parsing, verification and --mw-train-pipeline
-// either fail with at least one diagnostic, or succeed with a module that
+// The contract on any text: refused for nesting deeper than the parser's
+// recursion survives (memwall/Support/Nesting.h, as Memwall's tools do), or
+// parsing, verification and --mw-train-pipeline either fail with at least
+// one diagnostic, or succeed with a module that
 // verifies and prints as text that parses again. Nothing crashes, hangs or
 // fails silently. The compiler's libraries are Debian's MLIR and our
 // gcc-built libMemwallCompiler.so, not instrumented: the fuzzer mutates the
@@ -13,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/InitMemwall.h"
+#include "memwall/Support/Nesting.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -57,6 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // MLIR's lexer stops at a NUL, as every file buffer has one after its
   // end: give the bytes one.
   const std::string text(reinterpret_cast<const char *>(data), size);
+  // What every Memwall tool does before parsing (InitMemwall.h's
+  // checkInputNesting): MLIR's parser recurses once per level of nesting
+  // and a few kilobytes of `[[[[` overflow its stack.
+  if (memwall::findExcessNesting(text, memwall::NestingSyntax::Mlir))
+    return 0;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
   if (!module)

@@ -514,6 +514,8 @@ int main(int argc, char **argv) {
   auto buffer = openInputFile(inputFile, &error);
   if (!buffer)
     return exitWithError(error);
+  if (failed(mw::checkInputNesting(*buffer, llvm::errs())))
+    return 1;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

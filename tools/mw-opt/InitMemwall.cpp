@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/InitMemwall.h"
+#include "memwall/Support/Nesting.h"
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
 #include "memwall/Dialect/MW/Transforms/BufferizableOpInterfaceImpl.h"
@@ -41,6 +42,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/CommandLine.h"
@@ -166,4 +168,40 @@ void mlir::mw::hideUnrelatedToolOptions(
                               ? llvm::cl::Hidden
                               : llvm::cl::ReallyHidden);
   }
+}
+
+mlir::LogicalResult
+mlir::mw::checkInputNesting(const llvm::MemoryBuffer &buffer,
+                            llvm::raw_ostream &os) {
+  std::optional<memwall::NestingExcess> deep = memwall::findExcessNesting(
+      buffer.getBuffer(), memwall::NestingSyntax::Mlir);
+  if (!deep)
+    return success();
+  os << buffer.getBufferIdentifier() << ":" << deep->line << ":"
+     << deep->column << ": error: " << memwall::describeExcessNesting()
+     << "\n";
+  return failure();
+}
+
+int mlir::mw::writeOutputOnSuccess(
+    StringRef tool, StringRef outputFilename,
+    function_ref<LogicalResult(raw_ostream &)> produce) {
+  // A failed `produce` has printed its diagnostics: the error only
+  // discards the temporary file.
+  bool produceFailed = false;
+  llvm::Error written = llvm::writeToOutput(
+      outputFilename, [&](raw_ostream &os) -> llvm::Error {
+        if (succeeded(produce(os)))
+          return llvm::Error::success();
+        produceFailed = true;
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the run failed");
+      });
+  if (!written)
+    return 0;
+  std::string message = llvm::toString(std::move(written));
+  if (!produceFailed)
+    llvm::errs() << tool << ": cannot write '" << outputFilename
+                 << "': " << message << "\n";
+  return 1;
 }

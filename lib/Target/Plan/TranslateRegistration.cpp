@@ -76,6 +76,10 @@ registerPlanTranslation(StringRef name, StringRef description,
         DialectRegistry registry;
         mw::registerMemwallDialects(registry);
         context->appendDialectRegistry(registry);
+        if (failed(mw::checkInputNesting(
+                *sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID()),
+                llvm::errs())))
+          return failure();
         OwningOpRef<Operation *> op = parseSourceFileForTool(
             sourceMgr, context, shouldInsertImplicitModule());
         if (!op || failed(verify(*op)))

@@ -1,0 +1,125 @@
+//===- Nesting.h - Bracket depth of text before a recursive parser -*- C++ -*-===//
+//
+// MLIR's parser and llvm::json recurse once per level of nesting, so a text
+// of a few kilobytes of `[[[[...` or `tuple<tuple<...` runs them out of stack
+// (a segmentation fault; found by test/fuzz/ir_fuzzer). Memwall's readers
+// measure the nesting first, in one pass without recursion, and refuse a
+// text nested deeper than kMaxNesting with its line and column. Real inputs
+// nest a few levels (a DeepSpeed configuration 4, an mw step about 10);
+// clang refuses brackets nested deeper than 256 by default as well
+// (-fbracket-depth). Header-only: the DeepSpeed reader, the tools and the
+// fuzz harnesses share it without another library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MEMWALL_SUPPORT_NESTING_H
+#define MEMWALL_SUPPORT_NESTING_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace memwall {
+
+/// The deepest nesting Memwall's readers accept.
+inline constexpr unsigned kMaxNesting = 256;
+
+/// The syntax whose brackets are counted.
+enum class NestingSyntax {
+  /// `(`, `[`, `{` and `<` open; `)`, `]`, `}` and `>` close, except the `>`
+  /// of `->` and `>=` (and the `<` of `<=`); `"..."` strings with backslash
+  /// escapes and `//` comments are skipped. A run of minus signs (blanks
+  /// between them allowed) is as deep as it is long: the affine parser
+  /// recurses once per unary minus.
+  Mlir,
+  /// `[` and `{` open, `]` and `}` close; `"..."` strings skipped.
+  Json,
+};
+
+/// Where a text first nests deeper than its limit.
+struct NestingExcess {
+  size_t offset = 0;  // of the character that goes one level too deep
+  unsigned line = 1;  // 1-based
+  unsigned column = 1; // 1-based, in bytes
+};
+
+/// The first bracket (or minus sign) of `text` that opens level `limit + 1`,
+/// or nothing when the text nests at most `limit` deep. Unbalanced text is not an error here
+/// (the parser reports it): a close without an open is ignored.
+inline std::optional<NestingExcess>
+findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
+                  unsigned limit = kMaxNesting) {
+  const bool mlir = syntax == NestingSyntax::Mlir;
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0;
+  unsigned minusRun = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    const char c = text[i];
+    const char next = i + 1 < e ? text[i + 1] : '\0';
+    switch (c) {
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      continue; // a blank: does not end a run of minus signs
+    case '"':
+      // To the closing quote; a newline inside is counted.
+      for (++i; i < e && text[i] != '"'; ++i) {
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n') {
+          ++line;
+          lineStart = i + 1;
+        }
+      }
+      break;
+    case '/':
+      if (mlir && next == '/') {
+        while (i + 1 < e && text[i + 1] != '\n')
+          ++i;
+        continue; // a comment is a blank
+      }
+      break;
+    case ' ':
+    case '\t':
+    case '\r':
+      continue; // blanks do not end a run of minus signs
+    case '-':
+      // Each sign of `- - - d0` is one more level of the affine parser's
+      // recursion; no MLIR text repeats it (`->` and `-1` have one).
+      if (mlir && ++minusRun > limit)
+        return NestingExcess{i, line, static_cast<unsigned>(i - lineStart + 1)};
+      continue;
+    default: {
+      const bool arrow = i > 0 && text[i - 1] == '-';
+      const bool opens =
+          c == '[' || c == '{' ||
+          (mlir && (c == '(' || (c == '<' && next != '=')));
+      const bool closes =
+          c == ']' || c == '}' ||
+          (mlir && (c == ')' || (c == '>' && next != '=' && !arrow)));
+      if (opens && ++depth > limit)
+        return NestingExcess{i, line, static_cast<unsigned>(i - lineStart + 1)};
+      if (closes && depth > 0)
+        --depth;
+      break;
+    }
+    }
+    minusRun = 0;
+  }
+  return std::nullopt;
+}
+
+/// The message for an excess: "nested more than N levels deep: ...".
+inline std::string describeExcessNesting(unsigned limit = kMaxNesting) {
+  return ("nested more than " + llvm::Twine(limit) +
+          " levels deep: refused before parsing (the parser recurses once "
+          "per level and would run out of stack)")
+      .str();
+}
+
+} // namespace memwall
+
+#endif // MEMWALL_SUPPORT_NESTING_H
