@@ -71,10 +71,6 @@ namespace planning = memwall::planning;
 
 namespace {
 
-/// auto leaves out candidates that recompute more ops than this many
-/// forward passes hold (runAuto).
-constexpr int64_t kMaxRecomputedForwards = 16;
-
 //===----------------------------------------------------------------------===//
 // Budgets
 //===----------------------------------------------------------------------===//
@@ -596,6 +592,20 @@ private:
 
 FailureOr<Measurement> MwRematPass::measure(const RematPlan &plan,
                                             bool wantLive) {
+  if (plan.oversized) {
+    // planRemat stopped building it (RematGraph.h).
+    ModuleOp module = getOperation();
+    auto f = module.lookupSymbol<func::FuncOp>(function);
+    mlir::emitError(f ? f.getLoc() : module.getLoc())
+        << "mw-remat: the plan would recompute more than "
+        << kMaxRecomputedForwards
+        << " forward passes' worth of ops (each dropped value's chain, down "
+           "to what is kept, for each of its uses): not built; keep more "
+           "(strategy=every-k or sqrt, or a larger budget), or mark the "
+           "forward pass's blocks (mw.layer) so that a block is recomputed "
+           "once";
+    return failure();
+  }
   ++measurements;
   auto startTime = std::chrono::steady_clock::now();
   auto done = llvm::make_scope_exit([&] {
@@ -739,6 +749,17 @@ double MwRematPass::solveTime(const RematRun &run) const {
 
 LogicalResult MwRematPass::unreachable(RematRun &run, const RematPlan &lowest,
                                        StringRef how) {
+  if (lowest.oversized) {
+    // Not built whole, so not measured (RematGraph.h).
+    mlir::emitError(run.info.func->getLoc())
+        << "mw-remat: budget " << formatBytes(run.budgetBytes)
+        << run.budgetSource << " is unreachable for @" << function << " ("
+        << how << "); the plan of the smallest peak would recompute more than "
+        << kMaxRecomputedForwards
+        << " forward passes' worth of ops and was not built; save-all peak "
+        << formatBytes(run.saveAll.peak());
+    return failure();
+  }
   FailureOr<Measurement> low = measure(lowest, true);
   if (failed(low))
     return failure();
@@ -852,13 +873,11 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
   // proportion (near the smallest peaks of deep steps the greedy paths
   // recompute each dropped value's chain for every use, hundreds of
   // forwards: at GPT-3's width a measurement of one ran out of 24 GB).
-  int64_t forwardOps = llvm::count_if(g.nodes, [](const StepGraph::Node &n) {
-    return n.forward && !n.constant;
-  });
-  int64_t maxClones = kMaxRecomputedForwards * std::max<int64_t>(forwardOps, 1);
+  const int64_t cloneLimit = maxClones(g);
   auto add = [&](StringRef name, const llvm::BitVector &kp, Sharing sharing,
                  const RematPlan &plan, int64_t simArena) {
-    if (static_cast<int64_t>(plan.clones.size()) > maxClones) {
+    if (plan.oversized ||
+        static_cast<int64_t>(plan.clones.size()) > cloneLimit) {
       ++oversizedCandidates;
       return false;
     }

@@ -18,6 +18,7 @@
 #include <climits>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::mw;
@@ -166,9 +167,17 @@ static int addClone(const StepGraph &g, RematPlan &plan, int node, int before,
   return plan.clones.back().firstResult;
 }
 
+int64_t remat::maxClones(const StepGraph &g) {
+  int64_t forwardOps = llvm::count_if(g.nodes, [](const StepGraph::Node &n) {
+    return n.forward && !n.constant;
+  });
+  return kMaxRecomputedForwards * std::max<int64_t>(forwardOps, 1);
+}
+
 RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
                            const llvm::BitVector &keep, Sharing sharing) {
   RematPlan plan;
+  const size_t cloneLimit = maxClones(g);
   std::vector<char> kept(g.vals.size(), 0);
   struct Dropped {
     int value;
@@ -235,8 +244,10 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
   };
   llvm::DenseSet<int> done;
   int next = g.vals.size();
-  std::function<int(int, int, int)> materialize = [&](int v, int p,
-                                                      int wanted) -> int {
+  // The copy of value `v` a backward node `p` reads: `v` itself when it is
+  // kept or not recomputable, a usable clone made before, or nothing (a
+  // clone must be made).
+  auto reuse = [&](int v, int p) -> std::optional<int> {
     int def = g.vals[v].def;
     // Constants are read, not recomputed: a clone per recomputed block
     // would copy their data into the IR (a [S, S] causal mask per block).
@@ -249,11 +260,13 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
       it->second.liveUntil = std::max(it->second.liveUntil, p);
       return it->second.clone;
     }
-    const StepGraph::Node &node = g.nodes[def];
-    SmallVector<int> operands;
-    for (unsigned o = 0; o < node.numDirect; ++o)
-      operands.push_back(materialize(node.operands[o], p, wanted));
-    int first = addClone(g, plan, def, p, std::move(operands), next);
+    return std::nullopt;
+  };
+  // Clones `v`'s definition (its operands first, made or reused in operand
+  // order, depth first) and records its results as available.
+  auto cloneDef = [&](int v, int p, int wanted, SmallVector<int> operands) {
+    const StepGraph::Node &node = g.nodes[g.vals[v].def];
+    int first = addClone(g, plan, g.vals[v].def, p, std::move(operands), next);
     int result = -1;
     for (auto [r, orig] : llvm::enumerate(node.results)) {
       int copy = first + r;
@@ -270,8 +283,45 @@ RematPlan remat::planRemat(const StepGraph &g, const StepStructure &info,
     }
     return result;
   };
+  // The copy of `root` for node `p`: a depth-first walk up its definitions
+  // on an explicit stack (a chain of recomputed ops is as long as the
+  // forward pass: recursion ran out of stack at 50000 ops).
+  auto materialize = [&](int root, int p, int wanted) -> int {
+    if (std::optional<int> copy = reuse(root, p))
+      return *copy;
+    struct Frame {
+      int value;
+      SmallVector<int> operands; // copies of the first operands, made
+    };
+    SmallVector<Frame> stack;
+    stack.push_back({root, {}});
+    int made = -1;
+    while (true) {
+      Frame &top = stack.back();
+      const StepGraph::Node &node = g.nodes[g.vals[top.value].def];
+      if (top.operands.size() < node.numDirect) {
+        int operand = node.operands[top.operands.size()];
+        if (std::optional<int> copy = reuse(operand, p))
+          top.operands.push_back(*copy);
+        else
+          stack.push_back({operand, {}});
+        continue;
+      }
+      made = cloneDef(top.value, p, wanted, std::move(top.operands));
+      if (plan.clones.size() > cloneLimit) {
+        plan.oversized = true;
+        return made;
+      }
+      stack.pop_back();
+      if (stack.empty())
+        return made;
+      stack.back().operands.push_back(made);
+    }
+  };
   for (const Dropped &d : dropped) {
     int r = materialize(d.value, d.first, d.value);
+    if (plan.oversized)
+      break;
     Available &a = available[d.value];
     a.clone = r;
     a.liveUntil = std::max(a.liveUntil, d.last);
@@ -319,33 +369,27 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
   llvm::DenseMap<std::pair<int, int>, int> cloneOf;
   std::vector<char> isView = alwaysViews(g);
   int next = g.vals.size();
-  std::function<int(int, int, int)> resolve;
-  // The clone of `node` in stage `s`, made before node `at` if not yet made.
-  auto cloneIn = [&](int s, int node, int at) -> int {
-    auto it = cloneOf.find({s, node});
-    if (it != cloneOf.end())
-      return it->second;
-    const StepGraph::Node &n = g.nodes[node];
-    SmallVector<int> operands;
-    for (unsigned o = 0; o < n.numDirect; ++o)
-      operands.push_back(resolve(n.operands[o], s, at));
-    int first = addClone(g, plan, node, at, std::move(operands), next);
-    cloneOf[{s, node}] = first;
-    return first;
+  // What resolving value `v` for stage `s` at node `at` needs first, when
+  // not its answer: its view's source resolved (then `v` itself if the
+  // source is the original, else a clone of the view), or the clone of its
+  // definition in stage `stage` before node `before` (its result `result`).
+  struct Step {
+    enum Kind { Done, ViewSource, Clone } kind;
+    int value = -1;              // Done: the copy
+    int stage = -1, before = -1; // Clone
+    unsigned result = 0;
   };
   // The copy of value `v` that an op of stage `s` (-1: up to times[0])
-  // reads, clones of the stage inserted before node `at`.
-  resolve = [&](int v, int s, int at) -> int {
+  // reads, clones of the stage inserted before node `at`: its first step.
+  auto resolveStep = [&](int v, int s, int at) -> Step {
     int def = g.vals[v].def;
     if (s < 0 || def < 0 || !g.nodes[def].forward || g.nodes[def].constant ||
         uses.forcedValue[v])
-      return v;
+      return {Step::Done, v};
     const StepGraph::Node &n = g.nodes[def];
     unsigned r = llvm::find(n.results, v) - n.results.begin();
     if (isView[def])
-      return resolve(n.operands[0], s, at) == n.operands[0]
-                 ? v
-                 : cloneIn(s, def, at) + r;
+      return {Step::ViewSource, -1, s, at, r};
     // A later micro-batch's forward makes its original inside the backward
     // pass, in stage `made`: from then on the original is the latest copy.
     int made = def > times[0]
@@ -355,10 +399,91 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
                    : -1;
     for (int t = s; t > made; --t)
       if (inStage[t].contains(def))
-        return cloneIn(t, def,
-                       t == s || t + 1 >= numStages ? at : times[t + 1]) +
-               r;
-    return v;
+        return {Step::Clone, -1, t,
+                t == s || t + 1 >= numStages ? at : times[t + 1], r};
+    return {Step::Done, v};
+  };
+  // resolve(v, s, at), depth first on an explicit stack: a chain of cloned
+  // ops (or of views) is as long as the forward pass. A frame resolves a
+  // value (`node` < 0) or makes the clone of `node` in stage `s` before
+  // `at`, its operands resolved in order first.
+  auto resolve = [&](int root, int rootStage, int rootAt) -> int {
+    struct Frame {
+      int value, s, at;
+      int node = -1;              // a clone frame's node
+      Step step{Step::Done};      // a resolve frame's pending step
+      bool waiting = false;       // a resolve frame's step was started
+      SmallVector<int> operands;  // a clone frame's resolved operands
+    };
+    SmallVector<Frame> stack;
+    stack.push_back({root, rootStage, rootAt});
+    int answer = -1; // what the frame popped last resolved to
+    auto pushClone = [&](int stage, int node, int before) {
+      stack.push_back({-1, stage, before, node});
+    };
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      if (f.node >= 0) {
+        // cloneIn: made once per stage and node.
+        if (f.operands.empty()) {
+          auto it = cloneOf.find({f.s, f.node});
+          if (it != cloneOf.end()) {
+            answer = it->second;
+            stack.pop_back();
+            goto delivered;
+          }
+        }
+        const StepGraph::Node &n = g.nodes[f.node];
+        if (f.operands.size() < n.numDirect) {
+          int operand = n.operands[f.operands.size()];
+          int s = f.s, at = f.at;
+          stack.push_back({operand, s, at});
+          continue;
+        }
+        int first = addClone(g, plan, f.node, f.at, std::move(f.operands),
+                             next);
+        cloneOf[{f.s, f.node}] = first;
+        answer = first;
+        stack.pop_back();
+      } else if (!f.waiting) {
+        f.step = resolveStep(f.value, f.s, f.at);
+        if (f.step.kind == Step::Done) {
+          answer = f.step.value;
+          stack.pop_back();
+        } else {
+          f.waiting = true;
+          int def = g.vals[f.value].def;
+          if (f.step.kind == Step::ViewSource) {
+            int source = g.nodes[def].operands[0], s = f.s, at = f.at;
+            stack.push_back({source, s, at});
+          } else {
+            pushClone(f.step.stage, def, f.step.before);
+          }
+          continue;
+        }
+      } else {
+        int def = g.vals[f.value].def;
+        if (f.step.kind == Step::ViewSource) {
+          // The view's source resolved to `answer`.
+          if (answer == g.nodes[def].operands[0]) {
+            answer = f.value;
+            stack.pop_back();
+          } else {
+            f.step = {Step::Clone, -1, f.s, f.at, f.step.result};
+            pushClone(f.s, def, f.at);
+            continue;
+          }
+        } else {
+          // The clone's first result is `answer`.
+          answer += f.step.result;
+          stack.pop_back();
+        }
+      }
+    delivered:
+      if (!stack.empty() && stack.back().node >= 0)
+        stack.back().operands.push_back(answer);
+    }
+    return answer;
   };
   std::vector<char> originalRead(g.vals.size(), 0), replaced(g.vals.size(), 0);
   for (int j = 0, e = g.nodes.size(); j < e; ++j) {
@@ -462,6 +587,18 @@ int64_t remat::simulateArena(const StepGraph &g, const RematPlan &plan,
                       std::vector<memwall::planning::PackBuffer> *buffers,
                       std::vector<int64_t> *backwardProfile,
                       std::vector<char> *inArena) {
+  if (plan.oversized) {
+    // Incomplete: above every budget, and nothing to pack.
+    if (profile)
+      profile->assign(g.nodes.size(), kOversizedArena);
+    if (buffers)
+      buffers->clear();
+    if (backwardProfile)
+      backwardProfile->assign(g.nodes.size(), 0);
+    if (inArena)
+      inArena->assign(g.vals.size(), 0);
+    return kOversizedArena;
+  }
   int numValues = plan.numValues;
   std::vector<int> repl(g.vals.size(), -1);
   for (auto [v, r] : plan.replace)

@@ -142,7 +142,27 @@ struct RematPlan {
   int numValues = 0;
   int64_t kept = 0, dropped = 0, flops = 0;
   double seconds = 0.0, cost = 0.0;
+  /// planRemat stopped: the plan would recompute more ops than
+  /// kMaxRecomputedForwards forward passes hold (maxClones). The plan is
+  /// incomplete: simulateArena gives it kOversizedArena, and --mw-remat
+  /// neither measures nor applies it.
+  bool oversized = false;
 };
+
+/// The most forward passes' worth of ops a plan may recompute. Near the
+/// smallest peaks of deep steps the greedy paths recompute each dropped
+/// value's chain for every use: hundreds of forwards at GPT-3's width, and
+/// on a step without blocks (a chain of 50000 ops) a plan dropping every
+/// value recomputes the chain down to the start for each use, a quadratic
+/// plan that ran out of 24 GB before it was built.
+constexpr int64_t kMaxRecomputedForwards = 16;
+
+/// kMaxRecomputedForwards forward passes of `g`, in clones.
+int64_t maxClones(const StepGraph &g);
+
+/// The arena simulateArena gives an oversized plan: above every budget,
+/// with room to add to it without overflow.
+constexpr int64_t kOversizedArena = INT64_MAX / 4;
 
 
 /// Which recomputed values later backward uses may read instead of
