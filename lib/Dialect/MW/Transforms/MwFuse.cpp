@@ -39,6 +39,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <queue>
+#include <set>
+#include <utility>
 
 #define DEBUG_TYPE "mw-fuse"
 
@@ -108,6 +110,13 @@ struct Group {
   bool alive = true;
   /// Filled by finalize: inputs and yields in fusion order.
   SmallVector<Value> inputs, yields;
+  /// Kept as members join (Fuser::add), so that legalToAdd does not walk
+  /// every member (a loop fusion along a chain of 50000 pointwise ops was
+  /// quadratic, 204 s): the members' first and last positions, and the ops
+  /// outside the group whose results members read (cloned splats aside),
+  /// by position.
+  int64_t lo = INT64_MAX, hi = -1;
+  std::set<std::pair<int64_t, Operation *>> outside;
 };
 
 class Fuser {
@@ -161,18 +170,8 @@ private:
     return def && isa<SplatOp>(def) && g.kind != FusionKind::horizontal &&
            !(g.kind == FusionKind::matmul && isa<MatmulOp>(m));
   }
-  int64_t minPos(const Group &g) const {
-    int64_t p = INT64_MAX;
-    for (Operation *op : g.ops)
-      p = std::min(p, pos.lookup(op));
-    return p;
-  }
-  int64_t maxPos(const Group &g) const {
-    int64_t p = -1;
-    for (Operation *op : g.ops)
-      p = std::max(p, pos.lookup(op));
-    return p;
-  }
+  int64_t minPos(const Group &g) const { return g.lo; }
+  int64_t maxPos(const Group &g) const { return g.hi; }
 
   /// Whether `from` depends, through operands, on an op for which `target`
   /// holds; ops before `lowest` cannot, and are not searched.
@@ -193,8 +192,29 @@ private:
   /// (bert-tiny fp16: a 2.9x arena), so it stays a kernel of its own.
   bool readAfterwards(Operation *u) const;
   void add(int id, Operation *op) {
-    groups[id].ops.push_back(op);
+    Group &g = groups[id];
+    g.ops.push_back(op);
     groupOf[op] = id;
+    note(g, op);
+  }
+  /// Updates `g`'s positions and outside producers for new member `op`.
+  void note(Group &g, Operation *op) {
+    int64_t p = pos.lookup(op);
+    g.lo = std::min(g.lo, p);
+    g.hi = std::max(g.hi, p);
+    g.outside.erase({p, op});
+    for (Value v : op->getOperands())
+      if (Operation *def = producer(v);
+          def && !member(g, def) && !clonedSplat(g, op, v))
+        g.outside.insert({pos.lookup(def), def});
+  }
+  /// Recomputes them after members left.
+  void renote(Group &g) {
+    g.lo = INT64_MAX;
+    g.hi = -1;
+    g.outside.clear();
+    for (Operation *op : g.ops)
+      note(g, op);
   }
   int start(FusionKind kind, Operation *op) {
     groups.push_back(Group{kind, {}, {}, 0, true, {}, {}});
@@ -206,6 +226,7 @@ private:
     for (Operation *op : groups[id].ops)
       groupOf.erase(op);
     groups[id].ops.clear();
+    renote(groups[id]);
     groups[id].alive = false;
   }
   /// Users of the results of `op` at the top level, in program order.
@@ -270,16 +291,17 @@ bool Fuser::legalToAdd(Group &g, Operation *u) const {
       return false;
   }
   // u -> ... -> m for a member m: g would need u's results through ops
-  // outside it.
+  // outside it. Only those at or after u can depend on it (dependsOn stops
+  // at once before `at`).
   int64_t at = pos.lookup(u);
-  for (Operation *m : g.ops)
-    for (Value v : m->getOperands()) {
-      Operation *p = producer(v);
-      if (!p || p == u || member(g, p) || clonedSplat(g, m, v))
-        continue;
-      if (dependsOn(p, [&](Operation *op) { return op == u; }, at))
-        return false;
-    }
+  for (auto it = g.outside.lower_bound({at, nullptr}); it != g.outside.end();
+       ++it) {
+    Operation *p = it->second;
+    if (p == u)
+      continue;
+    if (dependsOn(p, [&](Operation *op) { return op == u; }, at))
+      return false;
+  }
   return true;
 }
 
@@ -534,10 +556,14 @@ void Fuser::settle(int id) {
     return llvm::count_if(g.ops,
                           [](Operation *op) { return !isa<ReshapeOp>(op); });
   };
+  bool trimmed = false;
   while (groups[id].ops.size() >= 2 && !finalize(groups[id])) {
     groupOf.erase(groups[id].ops.back());
     groups[id].ops.pop_back();
+    trimmed = true;
   }
+  if (trimmed)
+    renote(groups[id]);
   if (computing(groups[id]) < 2)
     dissolve(id);
 }
