@@ -14,6 +14,7 @@
 #include "memwall/Dialect/MW/Transforms/Pipelines.h"
 #include "memwall/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -173,6 +174,10 @@ void mlir::mw::hideUnrelatedToolOptions(
 mlir::LogicalResult
 mlir::mw::checkInputNesting(const llvm::MemoryBuffer &buffer,
                             llvm::raw_ostream &os) {
+  // MLIR bytecode is binary, its bytes no brackets; its reader keeps nested
+  // regions on a stack of its own.
+  if (isBytecode(buffer.getMemBufferRef()))
+    return success();
   std::optional<memwall::NestingExcess> deep = memwall::findExcessNesting(
       buffer.getBuffer(), memwall::NestingSyntax::Mlir);
   if (!deep)
