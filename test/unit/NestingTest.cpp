@@ -82,6 +82,19 @@ TEST(Nesting, MinusSignsInARowAreLevels) {
   EXPECT_FALSE(findExcessNesting(repeat("-", 100), NestingSyntax::Json, 1));
 }
 
+TEST(Nesting, CommentsEndWhereMlirsLexerEndsThem) {
+  // A '\r' ends a `//` comment for MLIR's lexer, and a NUL inside the
+  // buffer is a blank: what follows is parsed (ir_fuzzer's second find).
+  std::string deep = repeat("[", 10);
+  EXPECT_TRUE(findExcessNesting("// c\r" + deep, NestingSyntax::Mlir, 5));
+  EXPECT_TRUE(findExcessNesting(std::string("// c\r\0\0", 7) + deep,
+                                NestingSyntax::Mlir, 5));
+  EXPECT_FALSE(findExcessNesting("// c " + deep, NestingSyntax::Mlir, 5));
+  // NULs between minus signs do not end their run.
+  EXPECT_TRUE(findExcessNesting(std::string("-\0-\0-", 5),
+                                NestingSyntax::Mlir, 2));
+}
+
 TEST(Nesting, ReportsTheLineAndColumn) {
   std::optional<memwall::NestingExcess> deep =
       findExcessNesting("{\n  \"a\\n{\":\n   [[", NestingSyntax::Json, 2);

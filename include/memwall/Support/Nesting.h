@@ -31,7 +31,8 @@ inline constexpr unsigned kMaxNesting = 256;
 enum class NestingSyntax {
   /// `(`, `[`, `{` and `<` open; `)`, `]`, `}` and `>` close, except the `>`
   /// of `->` and `>=` (and the `<` of `<=`); `"..."` strings with backslash
-  /// escapes and `//` comments are skipped. A run of minus signs (blanks
+  /// escapes and `//` comments (to a '\n' or '\r', as MLIR's lexer ends
+  /// them) are skipped. A run of minus signs (blanks
   /// between them allowed) is as deep as it is long: the affine parser
   /// recurses once per unary minus.
   Mlir,
@@ -76,8 +77,10 @@ findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
       }
       break;
     case '/':
+      // To the end of the line, as MLIR's lexer reads it: a '\r' ends a
+      // comment too (and what follows it is parsed).
       if (mlir && next == '/') {
-        while (i + 1 < e && text[i + 1] != '\n')
+        while (i + 1 < e && text[i + 1] != '\n' && text[i + 1] != '\r')
           ++i;
         continue; // a comment is a blank
       }
@@ -85,6 +88,7 @@ findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
     case ' ':
     case '\t':
     case '\r':
+    case '\0': // MLIR's lexer skips a NUL inside the buffer as a blank
       continue; // blanks do not end a run of minus signs
     case '-':
       // Each sign of `- - - d0` is one more level of the affine parser's
