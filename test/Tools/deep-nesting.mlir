@@ -1,5 +1,5 @@
-// Text nested deeper than 256 levels (brackets, or unary minus signs in a
-// row) is refused before parsing, with the line and column of the character
+// Text nested deeper than 256 levels (brackets, unary minus signs in a row,
+// or the terms of a sum in an affine map) is refused before parsing, with the line and column of the character
 // that goes too deep: MLIR's parser and
 // llvm::json recurse once per level and a few kilobytes of `[[[[` ran them
 // out of stack (found by ir_fuzzer). Every tool that reads MLIR text, and
@@ -27,6 +27,11 @@
 // MINUS: minus.mlir:1:538: error: nested more than 256 levels deep
 // RUN: python3 -c "print('#m = affine_map<(d0) -> (' + '- ' * 256 + 'd0)>')" > %t/minus-limit.mlir
 // RUN: mw-opt %t/minus-limit.mlir -o /dev/null
+// RUN: python3 -c "print('#m = affine_map<(d0) -> (d0' + ' + d0' * 100000 + ')>')" > %t/sum.mlir
+// RUN: not mw-opt %t/sum.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUM
+// SUM: sum.mlir:1:1309: error: nested more than 256 levels deep
+// RUN: python3 -c "print('#m = affine_map<(d0) -> (d0' + ' + d0' * 256 + ')>')" > %t/sum-limit.mlir
+// RUN: mw-opt %t/sum-limit.mlir -o /dev/null
 // RUN: not mw-eval %t/deep.mlir 2>&1 | FileCheck %s --check-prefix=DEEP
 // RUN: not mw-translate --mw-to-plan %t/deep.mlir -o %t/p.mwplan 2>&1 | FileCheck %s --check-prefix=DEEP
 

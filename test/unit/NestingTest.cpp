@@ -95,6 +95,28 @@ TEST(Nesting, CommentsEndWhereMlirsLexerEndsThem) {
                                 NestingSyntax::Mlir, 2));
 }
 
+TEST(Nesting, AffineSumsCountTheirTerms) {
+  // The affine parser recurses once per term of a sum: inside
+  // affine_map<...> and affine_set<...> each binary + or - is a level.
+  std::string sum = "#m = affine_map<(d0, d1) -> (d0" +
+                    repeat(" + d1 - d0", 10) + ")>";
+  EXPECT_FALSE(findExcessNesting(sum, NestingSyntax::Mlir, 20));
+  std::optional<memwall::NestingExcess> deep =
+      findExcessNesting(sum, NestingSyntax::Mlir, 19);
+  ASSERT_TRUE(deep);
+  EXPECT_EQ(sum[deep->offset], '-');
+  // The terms of one map only: the count starts again at the next.
+  EXPECT_FALSE(findExcessNesting(sum + "\n" + sum, NestingSyntax::Mlir, 20));
+  // Outside an affine attribute + and - are not terms.
+  EXPECT_FALSE(findExcessNesting(repeat("1.0e+05, -2 + 3 ", 50),
+                                 NestingSyntax::Mlir, 20));
+  EXPECT_FALSE(findExcessNesting("my_affine_map<" + repeat("+", 50) + ">",
+                                 NestingSyntax::Mlir, 20));
+  EXPECT_TRUE(findExcessNesting("affine_set<(d0) : (" + repeat("d0 + ", 30) +
+                                    "1 >= 0)>",
+                                NestingSyntax::Mlir, 20));
+}
+
 TEST(Nesting, ReportsTheLineAndColumn) {
   std::optional<memwall::NestingExcess> deep =
       findExcessNesting("{\n  \"a\\n{\":\n   [[", NestingSyntax::Json, 2);

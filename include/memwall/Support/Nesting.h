@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <cctype>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -34,7 +35,8 @@ enum class NestingSyntax {
   /// escapes and `//` comments (to a '\n' or '\r', as MLIR's lexer ends
   /// them) are skipped. A run of minus signs (blanks
   /// between them allowed) is as deep as it is long: the affine parser
-  /// recurses once per unary minus.
+  /// recurses once per unary minus. So is a sum of terms inside
+  /// `affine_map<...>` or `affine_set<...>`: a level per `+` or `-`.
   Mlir,
   /// `[` and `{` open, `]` and `}` close; `"..."` strings skipped.
   Json,
@@ -47,9 +49,10 @@ struct NestingExcess {
   unsigned column = 1; // 1-based, in bytes
 };
 
-/// The first bracket (or minus sign) of `text` that opens level `limit + 1`,
-/// or nothing when the text nests at most `limit` deep. Unbalanced text is not an error here
-/// (the parser reports it): a close without an open is ignored.
+/// The first bracket (or minus sign, or term of an affine sum) of `text`
+/// that opens level `limit + 1`, or nothing when the text nests at most
+/// `limit` deep. Unbalanced text is not an error here (the parser reports
+/// it): a close without an open is ignored.
 inline std::optional<NestingExcess>
 findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
                   unsigned limit = kMaxNesting) {
@@ -57,6 +60,13 @@ findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
   unsigned depth = 0, line = 1;
   size_t lineStart = 0;
   unsigned minusRun = 0;
+  // Inside `affine_map<...>` or `affine_set<...>` (from its `<`, level
+  // `affineDepth`; 0 outside): the binary `+` and `-` seen. The affine
+  // parser recurses once per term of a sum (100000 terms crashed mw-opt).
+  unsigned affineDepth = 0, terms = 0;
+  auto excess = [&](size_t i) {
+    return NestingExcess{i, line, static_cast<unsigned>(i - lineStart + 1)};
+  };
   for (size_t i = 0, e = text.size(); i < e; ++i) {
     const char c = text[i];
     const char next = i + 1 < e ? text[i + 1] : '\0';
@@ -94,8 +104,25 @@ findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
       // Each sign of `- - - d0` is one more level of the affine parser's
       // recursion; no MLIR text repeats it (`->` and `-1` have one).
       if (mlir && ++minusRun > limit)
-        return NestingExcess{i, line, static_cast<unsigned>(i - lineStart + 1)};
+        return excess(i);
+      if (mlir && affineDepth && next != '>' && ++terms > limit)
+        return excess(i);
       continue;
+    case '+':
+      if (mlir && affineDepth && ++terms > limit)
+        return excess(i);
+      break;
+    case 'a':
+      if (mlir && !affineDepth &&
+          (text.substr(i).starts_with("affine_map<") ||
+           text.substr(i).starts_with("affine_set<")) &&
+          (i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                       text[i - 1] == '_' || text[i - 1] == '.'))) {
+        affineDepth = depth + 1;
+        terms = 0;
+        i += 9; // to the `p` or `t` before the `<`, which opens the level
+      }
+      break;
     default: {
       const bool arrow = i > 0 && text[i - 1] == '-';
       const bool opens =
@@ -105,9 +132,9 @@ findExcessNesting(llvm::StringRef text, NestingSyntax syntax,
           c == ']' || c == '}' ||
           (mlir && (c == ')' || (c == '>' && next != '=' && !arrow)));
       if (opens && ++depth > limit)
-        return NestingExcess{i, line, static_cast<unsigned>(i - lineStart + 1)};
-      if (closes && depth > 0)
-        --depth;
+        return excess(i);
+      if (closes && depth > 0 && --depth < affineDepth)
+        affineDepth = 0;
       break;
     }
     }
