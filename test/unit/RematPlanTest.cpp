@@ -7,7 +7,8 @@
 // where the recursion failed at a few thousand ops. A plan dropping every
 // value of such a chain without sharing recomputes the chain down to its
 // start for each use, a quadratic plan: planRemat stops at
-// kMaxRecomputedForwards forward passes and marks it oversized.
+// kMaxRecomputedForwards forward passes and marks it oversized. And the
+// reverse delete's range profile against plain loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,7 @@
 #include <pthread.h>
 
 #include <functional>
+#include <random>
 #include <string>
 
 using namespace mlir;
@@ -131,6 +133,35 @@ TEST_F(RematPlanTest, ShortChainsAreNotOversized) {
   EXPECT_FALSE(plan.oversized);
   EXPECT_LT(simulateArena(g, plan, kAlignment), kOversizedArena);
   EXPECT_EQ(plan.replace.size(), static_cast<size_t>(plan.dropped));
+}
+
+TEST(RematRangeProfile, MatchesALoopOverTheRange) {
+  // The reverse delete's room: the largest entry over [lo, hi) and an
+  // addition to it, against the plain loops it replaces.
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    size_t n = 1 + rng() % 300;
+    std::vector<int64_t> plain(n);
+    for (int64_t &v : plain)
+      v = rng() % 1000;
+    RangeProfile tree(plain);
+    for (int op = 0; op < 200; ++op) {
+      size_t lo = rng() % (n + 1), hi = rng() % (n + 1);
+      if (lo > hi)
+        std::swap(lo, hi);
+      int64_t most = 0;
+      for (size_t t = lo; t < hi; ++t)
+        most = std::max(most, plain[t]);
+      ASSERT_EQ(std::max<int64_t>(0, tree.max(lo, hi)), most)
+          << "trial " << trial << " op " << op;
+      if (rng() % 2) {
+        int64_t bytes = rng() % 500;
+        for (size_t t = lo; t < hi; ++t)
+          plain[t] += bytes;
+        tree.add(lo, hi, bytes);
+      }
+    }
+  }
 }
 
 } // namespace
