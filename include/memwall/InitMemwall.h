@@ -70,8 +70,8 @@ void registerLongLineDiagnostics(DialectRegistry &registry);
 /// Refuses MLIR text nested deeper than MLIR's recursive parser survives
 /// (memwall/Support/Nesting.h): prints `FILE:LINE:COL: error: ...` for the
 /// bracket that goes too deep to `os` and fails (MLIR bytecode passes: it
-/// is not text). Every Memwall tool calls it
-/// on its input before parsing; a stock mlir-opt-19 loading the plugin does
+/// is not text). Every Memwall tool, and test/fuzz/ir_fuzzer, calls it on
+/// its input before parsing; a stock mlir-opt-19 loading the plugin does
 /// not, and crashes on such text (an upstream limit).
 LogicalResult checkInputNesting(const llvm::MemoryBuffer &buffer,
                                 llvm::raw_ostream &os);

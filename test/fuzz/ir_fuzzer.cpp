@@ -1,7 +1,7 @@
 //===- ir_fuzzer.cpp - libFuzzer harness of the MLIR path -----------------===//
 //
 // The contract on any text: refused for nesting deeper than the parser's
-// recursion survives (memwall/Support/Nesting.h, as Memwall's tools do), or
+// recursion survives (mw::checkInputNesting, which Memwall's tools call), or
 // parsing, verification and --mw-train-pipeline either fail with at least
 // one diagnostic, or succeed with a module that
 // verifies and prints as text that parses again. Nothing crashes, hangs or
@@ -15,7 +15,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/InitMemwall.h"
-#include "memwall/Support/Nesting.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -25,6 +24,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -60,10 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // MLIR's lexer stops at a NUL, as every file buffer has one after its
   // end: give the bytes one.
   const std::string text(reinterpret_cast<const char *>(data), size);
-  // What every Memwall tool does before parsing (InitMemwall.h's
-  // checkInputNesting): MLIR's parser recurses once per level of nesting
-  // and a few kilobytes of `[[[[` overflow its stack.
-  if (memwall::findExcessNesting(text, memwall::NestingSyntax::Mlir))
+  // What every Memwall tool does before parsing: MLIR's parser recurses
+  // once per level of nesting and a few kilobytes of `[[[[` overflow its
+  // stack. Refused inputs are fine here (the tools print why).
+  if (mlir::failed(mlir::mw::checkInputNesting(
+          *llvm::MemoryBuffer::getMemBuffer(text, "input",
+                                            /*RequiresNullTerminator=*/false),
+          llvm::nulls())))
     return 0;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);

@@ -5,7 +5,8 @@
 // (a segmentation fault; found by test/fuzz/ir_fuzzer). Memwall's readers
 // measure the nesting first, in one pass without recursion, and refuse a
 // text nested deeper than kMaxNesting with its line and column. Real inputs
-// nest a few levels (a DeepSpeed configuration 4, an mw step about 10);
+// nest a few levels (a DeepSpeed configuration 4; planned gpt2-small, bert
+// and GPT-3-width steps 6, measured);
 // clang refuses brackets nested deeper than 256 by default as well
 // (-fbracket-depth). Header-only: the DeepSpeed reader, the tools and the
 // fuzz harnesses share it without another library.
@@ -33,10 +34,10 @@ enum class NestingSyntax {
   /// `(`, `[`, `{` and `<` open; `)`, `]`, `}` and `>` close, except the `>`
   /// of `->` and `>=` (and the `<` of `<=`); `"..."` strings with backslash
   /// escapes and `//` comments (to a '\n' or '\r', as MLIR's lexer ends
-  /// them) are skipped. A run of minus signs (blanks
-  /// between them allowed) is as deep as it is long: the affine parser
-  /// recurses once per unary minus. So is a sum of terms inside
-  /// `affine_map<...>` or `affine_set<...>`: a level per `+` or `-`.
+  /// them) are skipped. A run of minus signs (blanks between them allowed)
+  /// is as deep as it is long: the affine parser recurses once per unary
+  /// minus. So is a sum of terms inside `affine_map<...>` or
+  /// `affine_set<...>`: a level per `+` or `-`.
   Mlir,
   /// `[` and `{` open, `]` and `}` close; `"..."` strings skipped.
   Json,

@@ -1089,9 +1089,8 @@ LogicalResult MwRematPass::runAuto(RematRun &run) {
       for (auto [cost, i] : dropped) {
         int lo = uses.deadFrom(g, i), hi = uses.firstBwd[i];
         int64_t bytes = llvm::alignTo(g.vals[g.saved[i]].bytes, kAlignment);
-        // Live bytes are never negative: 0 over an empty interval.
-        int64_t most =
-            lo < hi ? std::max<int64_t>(0, room.max(lo, hi)) : 0;
+        // 0 over an empty interval (live bytes are never negative).
+        int64_t most = std::max<int64_t>(0, room.max(lo, hi));
         if (most + bytes > level)
           continue;
         room.add(lo, hi, bytes);

@@ -424,26 +424,24 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
     while (!stack.empty()) {
       Frame &f = stack.back();
       if (f.node >= 0) {
-        // cloneIn: made once per stage and node.
-        if (f.operands.empty()) {
-          auto it = cloneOf.find({f.s, f.node});
-          if (it != cloneOf.end()) {
-            answer = it->second;
-            stack.pop_back();
-            goto delivered;
-          }
-        }
+        // cloneIn: made once per stage and node (looked up before the
+        // first operand is resolved).
+        auto made = f.operands.empty() ? cloneOf.find({f.s, f.node})
+                                       : cloneOf.end();
         const StepGraph::Node &n = g.nodes[f.node];
-        if (f.operands.size() < n.numDirect) {
+        if (made == cloneOf.end() && f.operands.size() < n.numDirect) {
           int operand = n.operands[f.operands.size()];
           int s = f.s, at = f.at;
           stack.push_back({operand, s, at});
           continue;
         }
-        int first = addClone(g, plan, f.node, f.at, std::move(f.operands),
-                             next);
-        cloneOf[{f.s, f.node}] = first;
-        answer = first;
+        if (made != cloneOf.end()) {
+          answer = made->second;
+        } else {
+          answer = addClone(g, plan, f.node, f.at, std::move(f.operands),
+                            next);
+          cloneOf[{f.s, f.node}] = answer;
+        }
         stack.pop_back();
       } else if (!f.waiting) {
         f.step = resolveStep(f.value, f.s, f.at);
@@ -479,7 +477,6 @@ RematPlan remat::planStaged(const StepGraph &g, const StepStructure &info,
           stack.pop_back();
         }
       }
-    delivered:
       if (!stack.empty() && stack.back().node >= 0)
         stack.back().operands.push_back(answer);
     }
