@@ -53,7 +53,7 @@ func.func @yield_type(%a: tensor<4xf32>) -> tensor<4xf16> {
 
 func.func @no_results(%a: tensor<4xf32>) {
   // expected-error@+1 {{expects at least one result}}
-  "mw.fusion"(%a) <{kind = #mw<fusion_kind loop>}> ({
+  "mw.fusion"(%a) <{kind = #mw.fusion_kind<loop>}> ({
   ^bb0(%x: tensor<4xf32>):
     "mw.yield"() : () -> ()
   }) : (tensor<4xf32>) -> ()
@@ -221,4 +221,15 @@ func.func @horizontal_dependent(%p: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor
     mw.yield %a, %b : tensor<4xf32>, tensor<4xf32>
   }
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{expected a fusion kind (loop, row, matmul or horizontal), got 'tile'}}
+  %r = mw.fusion tile ins(%a : tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%x: tensor<4xf32>):
+    mw.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }

@@ -1,6 +1,13 @@
 // mw.fusion parses, prints and round-trips; mw-eval evaluates its body op by
 // op (the value test), and --mw-form-kernels turns it into one mw.kernel.
 // RUN: mw-opt %s | mw-opt | FileCheck %s
+// The kind is a bare keyword in mw.fusion's syntax and `#mw.fusion_kind<row>`
+// on its own: the generic form and bytecode (where it is a text entry) read
+// back (they printed `#mw.fusion_kindrow`, which did not parse).
+// RUN: mw-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+// RUN: mw-opt %s --mlir-print-op-generic | mw-opt | FileCheck %s
+// RUN: mw-opt %s --emit-bytecode | mw-opt | FileCheck %s
+// GENERIC: "mw.fusion"(%{{.*}}, %{{.*}}) <{kind = #mw.fusion_kind<row>}>
 // RUN: mw-eval %s --entry values --print | FileCheck %s --check-prefix=EVAL
 // RUN: mw-opt %s --mw-bufferize | mw-eval - --entry values --print | FileCheck %s --check-prefix=EVAL
 

@@ -835,6 +835,27 @@ LogicalResult LossScaleUpdateOp::verify() {
   return success();
 }
 
+// mw.fusion's kind as a bare keyword (`mw.fusion row ...`); on its own the
+// attribute is `#mw.fusion_kind<row>`.
+static ParseResult parseFusionKind(OpAsmParser &parser, FusionKindAttr &kind) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<FusionKind> value = symbolizeFusionKind(keyword);
+  if (!value)
+    return parser.emitError(loc, "expected a fusion kind (loop, row, matmul "
+                                 "or horizontal), got '")
+           << keyword << "'";
+  kind = FusionKindAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printFusionKind(OpAsmPrinter &printer, Operation *,
+                            FusionKindAttr kind) {
+  printer << stringifyFusionKind(kind.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "memwall/Dialect/MW/IR/MWOps.cpp.inc"
 

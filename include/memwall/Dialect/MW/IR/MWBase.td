@@ -121,7 +121,9 @@ def MW_FusionKindEnum : I32EnumAttr<"FusionKind",
 }
 def MW_FusionKindAttr : EnumAttr<MW_Dialect, MW_FusionKindEnum, "fusion_kind"> {
   let summary = "loop, row, matmul or horizontal (docs/fusion.md)";
-  let assemblyFormat = "`` $value";
+  // `#mw.fusion_kind<row>` on its own (the generic form, bytecode's text
+  // entries); mw.fusion prints the bare keyword (custom<FusionKind>).
+  let assemblyFormat = "`<` $value `>`";
 }
 
 //===----------------------------------------------------------------------===//

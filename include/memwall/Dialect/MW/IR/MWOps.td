@@ -1536,7 +1536,7 @@ def MW_FusionOp : Op<MW_Dialect, "fusion", [
   let results = (outs Variadic<MW_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $kind (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    custom<FusionKind>($kind) (`ins` `(` $inputs^ `:` type($inputs) `)`)?
     `->` `(` type($results) `)` attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
