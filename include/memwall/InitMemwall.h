@@ -85,6 +85,13 @@ LogicalResult checkInputNesting(const llvm::MemoryBuffer &buffer,
 int writeOutputOnSuccess(StringRef tool, StringRef outputFilename,
                          function_ref<LogicalResult(raw_ostream &)> produce);
 
+/// After a failed run: where nothing reached llvm::errs() since
+/// `errsBefore` (its tell() before the run), says on one line that the
+/// input was refused without a diagnostic, as MLIR 19's bytecode reader
+/// does for some malformed files (a FloatAttr whose type is not a float),
+/// so that no tool fails silently. writeOutputOnSuccess calls it.
+void reportUnexplainedFailure(StringRef tool, uint64_t errsBefore);
+
 /// The value of `--mlir-print-op-on-diagnostic` (registered by
 /// registerMemwallContextCLOptions), for drivers whose context ignores it.
 bool shouldPrintOpOnDiagnostic();

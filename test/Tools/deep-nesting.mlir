@@ -39,8 +39,9 @@
 // RUN: mw-opt %S/Inputs/nesting-in-strings.mlir | FileCheck %s --check-prefix=STRINGS
 // STRINGS: module attributes {x.a = "{{\[+}}\22 {"}
 
-// MLIR bytecode is not text: its strings are stored without quotes, and its
-// reader is not recursive. Not measured.
+// MLIR bytecode is not text: its strings are stored without quotes, and
+// their brackets are not counted (bytecode-nesting.mlir: how bytecode is
+// measured).
 // RUN: mw-opt %S/Inputs/nesting-in-strings.mlir --emit-bytecode -o %t/strings.mlirbc
 // RUN: grep -c '\[\[\[\[\[\[\[\[' %t/strings.mlirbc
 // RUN: mw-opt %t/strings.mlirbc | FileCheck %s --check-prefix=STRINGS

@@ -517,9 +517,12 @@ int main(int argc, char **argv) {
   if (failed(mw::checkInputNesting(*buffer, llvm::errs())))
     return 1;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  uint64_t errsBefore = llvm::errs().tell();
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  if (!module) {
+    mw::reportUnexplainedFailure("mw-eval", errsBefore);
     return 1;
+  }
 
   FailureOr<FunctionOpInterface> func = findEntry(*module);
   if (failed(func) || failed(checkSignature(*func)))

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "memwall/InitMemwall.h"
+#include "memwall/Support/BytecodeNesting.h"
 #include "memwall/Support/Nesting.h"
 
 #include "memwall/Dialect/MW/IR/MWDialect.h"
@@ -174,10 +175,20 @@ void mlir::mw::hideUnrelatedToolOptions(
 mlir::LogicalResult
 mlir::mw::checkInputNesting(const llvm::MemoryBuffer &buffer,
                             llvm::raw_ostream &os) {
-  // MLIR bytecode is binary, its bytes no brackets; its reader keeps nested
-  // regions on a stack of its own.
-  if (isBytecode(buffer.getMemBufferRef()))
-    return success();
+  // MLIR bytecode has no brackets, but its reader recurses through the
+  // attributes and types it refers to, and the verifier and the printer
+  // through nested regions (memwall/Support/BytecodeNesting.h).
+  if (isBytecode(buffer.getMemBufferRef())) {
+    llvm::StringRef bytes = buffer.getBuffer();
+    std::optional<memwall::BytecodeProblem> problem =
+        memwall::findBytecodeProblem(llvm::ArrayRef<uint8_t>(
+            reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+    if (!problem)
+      return success();
+    os << buffer.getBufferIdentifier() << ": error: MLIR bytecode, byte "
+       << problem->offset << ": " << problem->message << "\n";
+    return failure();
+  }
   std::optional<memwall::NestingExcess> deep = memwall::findExcessNesting(
       buffer.getBuffer(), memwall::NestingSyntax::Mlir);
   if (!deep)
@@ -193,6 +204,7 @@ int mlir::mw::writeOutputOnSuccess(
     function_ref<LogicalResult(raw_ostream &)> produce) {
   // A failed `produce` has printed its diagnostics: the error only
   // discards the temporary file.
+  uint64_t errsBefore = llvm::errs().tell();
   bool produceFailed = false;
   llvm::Error written = llvm::writeToOutput(
       outputFilename, [&](raw_ostream &os) -> llvm::Error {
@@ -208,5 +220,17 @@ int mlir::mw::writeOutputOnSuccess(
   if (!produceFailed)
     llvm::errs() << tool << ": cannot write '" << outputFilename
                  << "': " << message << "\n";
+  else
+    reportUnexplainedFailure(tool, errsBefore);
   return 1;
+}
+
+void mlir::mw::reportUnexplainedFailure(StringRef tool, uint64_t errsBefore) {
+  if (llvm::errs().tell() != errsBefore)
+    return;
+  llvm::errs() << tool
+               << ": error: the input was refused without a diagnostic "
+                  "(MLIR 19's bytecode reader fails silently on some "
+                  "malformed files: an attribute whose type does not fit "
+                  "it)\n";
 }
