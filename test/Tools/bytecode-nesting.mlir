@@ -39,6 +39,9 @@
 // REGIONS: regions.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: 'builtin.module' nests regions more than 256 levels deep: refused before parsing (the verifier and the printer recurse once per level)
 // RUN: not mw-opt %t/text.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=TEXT
 // TEXT: text.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: attribute 1's text `{{\[+}}...` nested more than 256 levels deep
+// RUN: python3 %S/Inputs/make-bytecode.py wide-int > %t/wide-int.mlirbc
+// RUN: not mw-opt %t/wide-int.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
+// WIDE: wide-int.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: its word count 1099511627776 is more than the 0 bytes that follow could hold (the reader would allocate for them first)
 // RUN: not mw-opt %t/list-count.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIST
 // LIST: list-count.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: its list count 1099511627776 is more than the 0 bytes that follow could hold (the reader would allocate for them first)
 // RUN: not mw-opt %t/group-count.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=GROUP

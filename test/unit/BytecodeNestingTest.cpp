@@ -160,9 +160,10 @@ TEST_F(BytecodeNesting, AttributesAndTypesOneLevelTooDeep) {
       << found->message;
 }
 
-TEST_F(BytecodeNesting, DenseDataOfEveryKindPasses) {
+TEST_F(BytecodeNesting, DataOfEveryWidthPasses) {
   // Packed booleans, splats, complex numbers, half floats, index, vectors,
-  // arrays of each width and strings: the sizes the check compares.
+  // arrays of each width and strings, and values wider than 64 bits: the
+  // sizes the check compares.
   context->allowUnregisteredDialects();
   const char *text = R"mlir(
     module attributes {
@@ -179,7 +180,11 @@ TEST_F(BytecodeNesting, DenseDataOfEveryKindPasses) {
       t.bytes = array<i8: 1, 2>,
       t.ints = array<i32: 1, 2, 3>,
       t.doubles = array<f64: 1.0>,
-      t.strings = dense<["a", "bc"]> : tensor<2x!t.string>
+      t.strings = dense<["a", "bc"]> : tensor<2x!t.string>,
+      t.wide = 123456789012345678901234567890 : i128,
+      t.x87 = 1.5 : f80,
+      t.quad = -2.5 : f128,
+      t.narrow = 7 : i5
     } {}
   )mlir";
   OwningOpRef<ModuleOp> module =

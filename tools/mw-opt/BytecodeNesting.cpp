@@ -181,6 +181,14 @@ private:
   /// shorter than its elements is read past by everything that reads the
   /// attribute (the printer printed bytes from beyond it).
   void checkDenseData(size_t node, uint64_t kind, size_t type, Bytes &reader);
+  /// The value of an IntegerAttr or FloatAttr wider than 64 bits: a count
+  /// of words that sizes a vector first (readAPIntWithKnownWidth).
+  void checkWideValue(size_t type, Bytes &reader) {
+    std::optional<uint64_t> bits = elementBits(type);
+    uint64_t words;
+    if (bits && *bits > 64)
+      readCount(reader, words, "word");
+  }
   bool irSection(llvm::ArrayRef<uint8_t> data);
 
   std::string entryName(size_t node) const {
@@ -434,10 +442,13 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
       (void)(attr() && list(attr));
       break;
     case 6:  // TypeAttr
-    case 8:  // IntegerAttr (then the value)
-    case 9:  // FloatAttr
     case 16: // DenseResourceElementsAttr (then the handle)
       type();
+      break;
+    case 8: // IntegerAttr
+    case 9: // FloatAttr
+      if (type())
+        checkWideValue(refs.back() - numAttributes, reader);
       break;
     case 17: // DenseArrayAttr
     case 18: // DenseIntOrFPElementsAttr

@@ -18,6 +18,8 @@ KIND:
                 refuses it without a diagnostic
   top-args      the top-level block with an argument: MLIR 19's reader
                 defines it in a value scope it has not made yet
+  wide-int      the location an IntegerAttr of type i128 whose value claims
+                2^40 words
   dense-short N the module's attribute t.x, dense<...> : tensor<Nxf32> with
                 the data of two elements
 """
@@ -115,6 +117,10 @@ def main():
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
         out = module_file([varint(BUILTIN_FLOAT_ATTR) + varint(0)],
                           nested_modules(1, 0), types=[i32])
+    elif kind == "wide-int":
+        i128 = varint(BUILTIN_INTEGER_TYPE) + varint(128 << 2)
+        out = module_file([varint(8) + varint(0) + varint(1 << 40)],
+                          nested_modules(1, 0), types=[i128])
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
