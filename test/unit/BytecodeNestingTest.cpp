@@ -185,7 +185,15 @@ TEST_F(BytecodeNesting, DataOfEveryWidthPasses) {
       t.x87 = 1.5 : f80,
       t.quad = -2.5 : f128,
       t.narrow = 7 : i5
-    } {}
+    } {
+      // Shaped and complex types of every element kind their verifiers
+      // accept, dynamic and scalable sizes included.
+      func.func private @types(tensor<?x2xf32>, memref<2xmemref<4xf32>>,
+          memref<?xvector<4xf32>>, tensor<2xcomplex<f64>>,
+          vector<[4]x2xf32>, tensor<*xf32>, memref<*xi8>, tensor<2x!t.x>,
+          tensor<4xf8E5M2>, complex<i32>, i16777215, tensor<0xindex>,
+          tensor<2xvector<3xi1>>)
+    }
   )mlir";
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, context.get());

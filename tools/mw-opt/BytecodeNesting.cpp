@@ -23,6 +23,9 @@ namespace bc = mlir::bytecode;
 
 namespace {
 
+/// IntegerType::kMaxWidth.
+constexpr uint64_t kMaxIntegerWidth = (1 << 24) - 1;
+
 /// A reader over part of the file, with MLIR's varint encoding. Every
 /// method fails (returns false) where the reader's EncodingReader fails.
 class Bytes {
@@ -173,6 +176,22 @@ private:
   /// The bits of an element of the type at `type` (integers, index,
   /// floats, complex numbers of those), or nothing.
   std::optional<uint64_t> elementBits(size_t type);
+  /// What the type at `type` is, for the element types that shaped and
+  /// complex types accept.
+  enum class TypeClass {
+    Integer,
+    Index,
+    Float,
+    Complex,
+    Vector,
+    Tensor,
+    MemRef,
+    Other,        // function, tuple, none
+    BuiltinText,  // a builtin type written as text (f8E5M2, tf32)
+    OtherDialect, // another dialect's type
+    Unknown,
+  };
+  TypeClass classify(size_t type);
   /// The element count and element type of the tensor or vector type at
   /// `type`, or nothing.
   std::optional<std::pair<uint64_t, size_t>> shape(size_t type);
@@ -418,6 +437,63 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     return true;
   };
   auto namedAttr = [&] { return attr() && attr(); };
+  // MLIR 19 builds builtin types with `get`, without their verifiers: a
+  // tensor<-58x2xf32> went through the pipeline and printed as text that
+  // does not parse.
+  auto bad = [&](const llvm::Twine &what) {
+    stopped = true;
+    return fail(entryOffset(node),
+                entryName(node) + ": " + what +
+                    ": refused (MLIR 19 builds the type without its "
+                    "verifier)");
+  };
+  auto dimension = [&](bool vector) {
+    uint64_t zigzag;
+    if (stopped || !reader.varInt(zigzag))
+      return !(stopped = true);
+    int64_t size = static_cast<int64_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1));
+    if (vector ? size > 0 : (size >= 0 || size == INT64_MIN))
+      return true;
+    return bad("a " + llvm::Twine(vector ? "vector" : "tensor or memref") +
+               " dimension of " + llvm::Twine(size));
+  };
+  auto memrefSize = [&] { return dimension(false); };
+  auto vectorSize = [&] { return dimension(true); };
+  // The element type of a shaped or complex type of kind `kind`, as
+  // TensorType, BaseMemRefType, VectorType and ComplexType accept them.
+  auto elementOf = [&](uint64_t kind) {
+    if (!type())
+      return false;
+    TypeClass element = classify(refs.back() - numAttributes);
+    bool scalar = element == TypeClass::Integer ||
+                  element == TypeClass::Index || element == TypeClass::Float ||
+                  element == TypeClass::BuiltinText ||
+                  element == TypeClass::OtherDialect;
+    bool ok;
+    switch (kind) {
+    case 9: // complex
+      ok = element == TypeClass::Integer || element == TypeClass::Float ||
+           element == TypeClass::BuiltinText;
+      break;
+    case 19: // vector
+    case 20:
+      ok = scalar;
+      break;
+    case 13: // tensor
+    case 14:
+    case 18:
+      ok = scalar || element == TypeClass::Complex ||
+           element == TypeClass::Vector;
+      break;
+    default: // memref
+      ok = scalar || element == TypeClass::Complex ||
+           element == TypeClass::Vector || element == TypeClass::MemRef;
+      break;
+    }
+    return ok || bad(llvm::Twine(kind == 9 ? "a complex" : "a shaped") +
+                     " type of an element type it cannot hold (" +
+                     entryName(refs.back()) + ")");
+  };
   uint64_t kind;
   if (!reader.varInt(kind))
     return true;
@@ -477,35 +553,107 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     case 9:  // ComplexType
     case 16: // UnrankedMemRefType
     case 18: // UnrankedTensorType
-      type();
+      elementOf(kind);
       break;
     case 10: // MemRefType
-      (void)(list(varInt) && type() && attr());
+      (void)(list(memrefSize) && elementOf(kind) && attr());
       break;
     case 11: // MemRefType with a memory space
-      (void)(attr() && list(varInt) && type() && attr());
+      (void)(attr() && list(memrefSize) && elementOf(kind) && attr());
       break;
     case 13: // RankedTensorType
+      (void)(list(memrefSize) && elementOf(kind));
+      break;
     case 19: // VectorType
-      (void)(list(varInt) && type());
+      (void)(list(vectorSize) && elementOf(kind));
       break;
     case 14: // RankedTensorType with an encoding
-      (void)(attr() && list(varInt) && type());
+      (void)(attr() && list(memrefSize) && elementOf(kind));
       break;
     case 15: // TupleType
       list(type);
       break;
     case 17: // UnrankedMemRefType with a memory space
-      (void)(attr() && type());
+      (void)(attr() && elementOf(kind));
       break;
-    case 20: // VectorType with scalable dimensions
-      (void)(list(boolean) && list(varInt) && type());
+    case 20: { // VectorType with scalable dimensions
+      // As many flags as dimensions (VectorType::verify).
+      Bytes peek = reader;
+      uint64_t flags, rank;
+      if (!list(boolean) || !peek.varInt(flags))
+        break;
+      Bytes dims = reader;
+      if (dims.varInt(rank) && rank != flags) {
+        bad("a vector of " + llvm::Twine(rank) + " dimensions has " +
+            llvm::Twine(flags) + " scalable flags");
+        break;
+      }
+      (void)(list(vectorSize) && elementOf(kind));
       break;
-    default: // integers, index, floats, none; or unknown: refused
+    }
+    case 0: { // IntegerType: width << 2 | signedness
+      uint64_t value;
+      if (reader.varInt(value) && (value >> 2) > kMaxIntegerWidth)
+        bad("an integer type of " + llvm::Twine(value >> 2) +
+            " bits (at most " + llvm::Twine(kMaxIntegerWidth) + ")");
+      break;
+    }
+    default: // index, floats, none; or unknown: refused
       break;
     }
   }
   return !problem;
+}
+
+Scan::TypeClass Scan::classify(size_t type) {
+  const size_t numTypes = table.size() - numAttributes;
+  if (type >= numTypes)
+    return TypeClass::Unknown;
+  const Entry &entry = table[numAttributes + type];
+  Bytes reader(entry.data, file.data());
+  if (!entry.custom) {
+    llvm::StringRef text;
+    if (!reader.nullTerminated(text))
+      return TypeClass::Unknown;
+    // Another dialect's type (`!dialect.type`), or a builtin type without a
+    // custom encoding (the f8 floats, tf32, ...).
+    return text.starts_with("!") ? TypeClass::OtherDialect
+                                 : TypeClass::BuiltinText;
+  }
+  if (dialectNames[entry.dialect] != "builtin")
+    return TypeClass::OtherDialect;
+  uint64_t kind;
+  if (!reader.varInt(kind))
+    return TypeClass::Unknown;
+  switch (kind) {
+  case 0:
+    return TypeClass::Integer;
+  case 1:
+    return TypeClass::Index;
+  case 3:
+  case 4:
+  case 5:
+  case 6:
+  case 7:
+  case 8:
+    return TypeClass::Float;
+  case 9:
+    return TypeClass::Complex;
+  case 10:
+  case 11:
+  case 16:
+  case 17:
+    return TypeClass::MemRef;
+  case 13:
+  case 14:
+  case 18:
+    return TypeClass::Tensor;
+  case 19:
+  case 20:
+    return TypeClass::Vector;
+  default: // function, none, tuple
+    return TypeClass::Other;
+  }
 }
 
 std::optional<uint64_t> Scan::elementBits(size_t type) {

@@ -20,6 +20,8 @@ KIND:
                 defines it in a value scope it has not made yet
   wide-int      the location an IntegerAttr of type i128 whose value claims
                 2^40 words
+  negative-dim  a type tensor<-58x2xf32> beside the module: MLIR 19 builds it
+                without its verifier (it printed as text that does not parse)
   dense-short N the module's attribute t.x, dense<...> : tensor<Nxf32> with
                 the data of two elements
 """
@@ -121,6 +123,10 @@ def main():
         i128 = varint(BUILTIN_INTEGER_TYPE) + varint(128 << 2)
         out = module_file([varint(8) + varint(0) + varint(1 << 40)],
                           nested_modules(1, 0), types=[i128])
+    elif kind == "negative-dim":
+        tensor = varint(13) + varint(2) + varint(2 * 58 - 1) + varint(4) + varint(1)
+        out = module_file([unknown], nested_modules(1, 0),
+                          types=[tensor, varint(5)])
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
