@@ -61,6 +61,11 @@
 // RUN: not mw-opt %t/negative-dim.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIM
 // DIM: negative-dim.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: type 0: a tensor or memref dimension of -58: refused (MLIR 19 builds the type without its verifier)
 
+// A dictionary's names differ: DictionaryAttr::get keeps duplicates.
+// RUN: python3 %S/Inputs/make-bytecode.py dup-names > %t/dup-names.mlirbc
+// RUN: not mw-opt %t/dup-names.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUP
+// DUP: dup-names.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: attribute 4: a dictionary with the name 't.x' twice: refused (MLIR 19 builds it without its check)
+
 // A dense attribute's data against its type: MLIR 19 builds it unchecked,
 // and printed a third float from beyond a buffer of two.
 // RUN: python3 %S/Inputs/make-bytecode.py dense-short 2 > %t/dense-2.mlirbc

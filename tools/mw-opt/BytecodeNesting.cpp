@@ -11,6 +11,7 @@
 #include "memwall/Support/BytecodeNesting.h"
 
 #include "mlir/Bytecode/Encoding.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
@@ -192,6 +193,10 @@ private:
     Unknown,
   };
   TypeClass classify(size_t type);
+  /// The names of a dictionary (`refs`: name, value, name, value, ...)
+  /// differ: DictionaryAttr::get keeps duplicates (it only asserts), which
+  /// print as text that does not parse.
+  void checkUniqueNames(size_t node, const std::vector<size_t> &refs);
   /// The element count and element type of the tensor or vector type at
   /// `type`, or nothing.
   std::optional<std::pair<uint64_t, size_t>> shape(size_t type);
@@ -504,7 +509,8 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
       list(attr);
       break;
     case 1: // DictionaryAttr
-      list(namedAttr);
+      if (list(namedAttr))
+        checkUniqueNames(node, refs);
       break;
     case 3: // StringAttrWithType
       (void)(varInt() && type());
@@ -603,6 +609,36 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     }
   }
   return !problem;
+}
+
+void Scan::checkUniqueNames(size_t node, const std::vector<size_t> &refs) {
+  std::vector<llvm::StringRef> names;
+  for (size_t i = 0; i + 1 < refs.size(); i += 2) {
+    const Entry &entry = table[refs[i]];
+    Bytes reader(entry.data, file.data());
+    llvm::StringRef name;
+    uint64_t kind, index;
+    if (!entry.custom) {
+      if (!reader.nullTerminated(name))
+        return;
+    } else if (dialectNames[entry.dialect] != "builtin" ||
+               !reader.varInt(kind) || (kind != 2 && kind != 3) ||
+               !reader.varInt(index) || index >= stringTable.size()) {
+      return; // not a StringAttr: the reader refuses it
+    } else {
+      name = stringTable[index];
+    }
+    names.push_back(name);
+  }
+  llvm::sort(names);
+  for (size_t i = 1; i < names.size(); ++i)
+    if (names[i] == names[i - 1]) {
+      fail(entryOffset(node),
+           entryName(node) + ": a dictionary with the name '" +
+               names[i].take_front(40) +
+               "' twice: refused (MLIR 19 builds it without its check)");
+      return;
+    }
 }
 
 Scan::TypeClass Scan::classify(size_t type) {

@@ -22,6 +22,8 @@ KIND:
                 2^40 words
   negative-dim  a type tensor<-58x2xf32> beside the module: MLIR 19 builds it
                 without its verifier (it printed as text that does not parse)
+  dup-names     the module's attributes {t.x = unit, t.x = unit}: MLIR 19
+                keeps both (they printed as text that does not parse)
   dense-short N the module's attribute t.x, dense<...> : tensor<Nxf32> with
                 the data of two elements
 """
@@ -127,6 +129,16 @@ def main():
         tensor = varint(13) + varint(2) + varint(2 * 58 - 1) + varint(4) + varint(1)
         out = module_file([unknown], nested_modules(1, 0),
                           types=[tensor, varint(5)])
+    elif kind == "dup-names":
+        name = varint(2) + varint(2)
+        unit = varint(7)
+        dictionary = varint(1) + varint(2) + varint(1) + varint(3) + varint(2) + varint(3)
+        op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
+              varint(4) + varint((1 << 1) | 1) +
+              section(SECTION_IR, varint(1) + varint(0) + varint(0)))
+        out = module_file([unknown, name, name, unit, dictionary],
+                          varint(1 << 1) + op,
+                          strings=("builtin", "module", "t.x"))
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
