@@ -61,6 +61,10 @@
 // RUN: not mw-opt %t/negative-dim.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIM
 // DIM: negative-dim.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: type 0: a tensor or memref dimension of -58: refused (MLIR 19 builds the type without its verifier)
 
+// RUN: python3 %S/Inputs/make-bytecode.py layout-rank > %t/layout-rank.mlirbc
+// RUN: not mw-opt %t/layout-rank.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYOUT
+// LAYOUT: layout-rank.mlirbc: error: MLIR bytecode, byte {{[0-9]+}}: type 0: a memref of rank 1 with a layout of 2 strides (attribute 1): refused (MLIR 19 builds the type without its verifier)
+
 // A dictionary's names differ: DictionaryAttr::get keeps duplicates.
 // RUN: python3 %S/Inputs/make-bytecode.py dup-names > %t/dup-names.mlirbc
 // RUN: not mw-opt %t/dup-names.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUP

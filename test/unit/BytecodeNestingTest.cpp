@@ -192,7 +192,9 @@ TEST_F(BytecodeNesting, DataOfEveryWidthPasses) {
           memref<?xvector<4xf32>>, tensor<2xcomplex<f64>>,
           vector<[4]x2xf32>, tensor<*xf32>, memref<*xi8>, tensor<2x!t.x>,
           tensor<4xf8E5M2>, complex<i32>, i16777215, tensor<0xindex>,
-          tensor<2xvector<3xi1>>)
+          tensor<2xvector<3xi1>>, memref<f32>,
+          memref<4x4xf32, affine_map<(d0, d1)[s0] -> (d0 * s0 + d1)>>,
+          memref<2x3xf32, strided<[3, 1], offset: ?>>)
     }
   )mlir";
   OwningOpRef<ModuleOp> module =

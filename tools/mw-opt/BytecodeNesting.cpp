@@ -193,6 +193,10 @@ private:
     Unknown,
   };
   TypeClass classify(size_t type);
+  /// A memref's layout against its rank (MemRefType::verify's
+  /// verifyLayout): the dimensions of an affine map, the strides of a
+  /// strided layout; both are text entries.
+  void checkLayoutRank(size_t node, size_t layout, uint64_t rank);
   /// The names of a dictionary (`refs`: name, value, name, value, ...)
   /// differ: DictionaryAttr::get keeps duplicates (it only asserts), which
   /// print as text that does not parse.
@@ -561,12 +565,16 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     case 18: // UnrankedTensorType
       elementOf(kind);
       break;
-    case 10: // MemRefType
-      (void)(list(memrefSize) && elementOf(kind) && attr());
+    case 10:   // MemRefType
+    case 11: { // MemRefType with a memory space first
+      if (kind == 11 && !attr())
+        break;
+      Bytes peek = reader;
+      uint64_t rank;
+      if (list(memrefSize) && peek.varInt(rank) && elementOf(kind) && attr())
+        checkLayoutRank(node, refs.back(), rank);
       break;
-    case 11: // MemRefType with a memory space
-      (void)(attr() && list(memrefSize) && elementOf(kind) && attr());
-      break;
+    }
     case 13: // RankedTensorType
       (void)(list(memrefSize) && elementOf(kind));
       break;
@@ -609,6 +617,44 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     }
   }
   return !problem;
+}
+
+void Scan::checkLayoutRank(size_t node, size_t layout, uint64_t rank) {
+  const Entry &entry = table[layout];
+  if (entry.custom)
+    return; // not a layout: readAttribute<MemRefLayoutAttrInterface> refuses
+  Bytes reader(entry.data, file.data());
+  llvm::StringRef text;
+  if (!reader.nullTerminated(text))
+    return;
+  // The entries of the first `open ... close` list, counted by their
+  // commas; nothing when the text is not of that form.
+  auto count = [](llvm::StringRef text, llvm::StringRef prefix, char open,
+                  char close) -> std::optional<uint64_t> {
+    text = text.ltrim();
+    if (!text.consume_front(prefix))
+      return std::nullopt;
+    text = text.ltrim();
+    if (!text.consume_front(llvm::StringRef(&open, 1)))
+      return std::nullopt;
+    size_t end = text.find(close);
+    if (end == llvm::StringRef::npos)
+      return std::nullopt;
+    llvm::StringRef items = text.take_front(end).trim();
+    return items.empty() ? 0 : items.count(',') + 1;
+  };
+  std::optional<uint64_t> dims = count(text, "affine_map<", '(', ')');
+  const char *what = "dimensions";
+  if (!dims) {
+    dims = count(text, "strided<", '[', ']');
+    what = "strides";
+  }
+  if (dims && *dims != rank)
+    fail(entryOffset(node),
+         entryName(node) + ": a memref of rank " + llvm::Twine(rank) +
+             " with a layout of " + llvm::Twine(*dims) + " " + what + " (" +
+             entryName(layout) +
+             "): refused (MLIR 19 builds the type without its verifier)");
 }
 
 void Scan::checkUniqueNames(size_t node, const std::vector<size_t> &refs) {

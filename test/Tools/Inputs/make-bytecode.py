@@ -24,6 +24,7 @@ KIND:
                 without its verifier (it printed as text that does not parse)
   dup-names     the module's attributes {t.x = unit, t.x = unit}: MLIR 19
                 keeps both (they printed as text that does not parse)
+  layout-rank   a type memref<4xf32, strided<[2, 1]>> beside the module
   dense-short N the module's attribute t.x, dense<...> : tensor<Nxf32> with
                 the data of two elements
 """
@@ -139,6 +140,11 @@ def main():
         out = module_file([unknown, name, name, unit, dictionary],
                           varint(1 << 1) + op,
                           strings=("builtin", "module", "t.x"))
+    elif kind == "layout-rank":
+        memref = varint(10) + varint(1) + varint(8) + varint(1) + varint(1)
+        out = module_file([unknown], nested_modules(1, 0),
+                          texts=["strided<[2, 1]>"],
+                          types=[memref, varint(5)])
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
