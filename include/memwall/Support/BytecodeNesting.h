@@ -16,8 +16,12 @@
 // operation that would take the reader, the verifier or the printer down
 // one of those paths: entries that refer to themselves, attributes, types
 // and regions nested deeper than kMaxNesting, text entries whose brackets
-// nest deeper (memwall/Support/Nesting.h), and counts larger than the bytes
-// that follow them could hold. It decodes the builtin dialect's custom
+// nest deeper (memwall/Support/Nesting.h), counts larger than the bytes
+// that follow them could hold, and a top-level block with arguments. The
+// reader also builds builtin attributes and types with `get`, without their
+// verifiers, so what a release build then accepts silently is checked here
+// too: dense data against its type, type sizes, element types and layouts,
+// duplicate dictionary names. It decodes the builtin dialect's custom
 // encodings (mlir/IR/BuiltinDialectBytecode.td), the only ones registered
 // in Memwall's tools (a unit test checks that no other dialect of theirs
 // has a bytecode interface). What it does not understand (a newer version,
