@@ -108,8 +108,12 @@ public:
     if (id >= bc::Section::kNumSections)
       return false;
     if (idAndAlignment & 0x80) {
-      uint64_t alignment;
-      if (!varInt(alignment) || !llvm::isPowerOf2_64(alignment))
+      // The reader passes it to alignTo(unsigned): truncated.
+      uint64_t value;
+      if (!varInt(value))
+        return false;
+      unsigned alignment = static_cast<unsigned>(value);
+      if (!llvm::isPowerOf2_32(alignment))
         return false;
       while (reinterpret_cast<uintptr_t>(it) & (alignment - 1)) {
         uint8_t padding;
@@ -1176,40 +1180,66 @@ std::optional<BytecodeProblem> Scan::run() {
       llvm::StringRef(reinterpret_cast<const char *>(magic.data()), 4) !=
           "ML\xefR")
     return std::nullopt;
-  llvm::StringRef producer;
   // A version the reader does not know it refuses first, with its own
   // message.
-  if (!reader.varInt(version) || version > bc::kVersion ||
-      !reader.nullTerminated(producer))
+  if (!reader.varInt(version) || version > bc::kVersion)
     return std::nullopt;
+  // Everything else this walk cannot read is refused rather than left to
+  // the reader: where the walk stops, it can vouch for nothing after.
+  auto malformed = [&](size_t offset, const llvm::Twine &what) {
+    if (!problem)
+      fail(offset, "malformed: " + what +
+                       " cannot be read as MLIR 19 reads it (refused: "
+                       "nothing after it could be checked)");
+    return problem;
+  };
+  llvm::StringRef producer;
+  if (!reader.nullTerminated(producer))
+    return malformed(reader.offset(), "the producer");
   std::optional<llvm::ArrayRef<uint8_t>> sections[bc::Section::kNumSections];
   while (!reader.empty()) {
     uint8_t id;
     llvm::ArrayRef<uint8_t> data;
-    if (!reader.section(id, data) || sections[id])
-      return std::nullopt;
+    size_t at = reader.offset();
+    if (!reader.section(id, data))
+      return malformed(at, "a section header");
+    if (sections[id])
+      return malformed(at, "section " + llvm::Twine(unsigned(id)) +
+                               ", a second time,");
     sections[id] = data;
   }
   for (uint8_t id :
        {bc::Section::kString, bc::Section::kDialect, bc::Section::kAttrType,
         bc::Section::kAttrTypeOffset, bc::Section::kIR})
     if (!sections[id])
-      return std::nullopt;
+      return malformed(file.size(),
+                       "missing section " + llvm::Twine(unsigned(id)) + ":");
   if (version >= bc::kNativePropertiesEncoding &&
       !sections[bc::Section::kProperties])
-    return std::nullopt;
+    return malformed(file.size(), "the missing properties section");
+  auto start = [&](uint8_t id) {
+    return static_cast<size_t>(sections[id]->data() - file.data());
+  };
   // The reader's order: strings, properties, dialects, (resources),
   // attributes and types, the IR. Attributes and types resolve while the
   // IR is read; every entry is checked here first.
-  bool readable = strings(*sections[bc::Section::kString]) &&
-                  (!sections[bc::Section::kProperties] ||
-                   properties(*sections[bc::Section::kProperties])) &&
-                  dialects(*sections[bc::Section::kDialect]) &&
-                  entries(*sections[bc::Section::kAttrType],
-                          *sections[bc::Section::kAttrTypeOffset]) &&
-                  entryTexts() && entryDepths() &&
-                  irSection(*sections[bc::Section::kIR]);
-  (void)readable; // where it stops without a problem, the reader stops too
+  if (!strings(*sections[bc::Section::kString]))
+    return malformed(start(bc::Section::kString), "the string section");
+  if (sections[bc::Section::kProperties] &&
+      !properties(*sections[bc::Section::kProperties]))
+    return malformed(start(bc::Section::kProperties), "the properties section");
+  if (!dialects(*sections[bc::Section::kDialect]))
+    return malformed(start(bc::Section::kDialect), "the dialect section");
+  if (!entries(*sections[bc::Section::kAttrType],
+               *sections[bc::Section::kAttrTypeOffset]))
+    return malformed(start(bc::Section::kAttrTypeOffset),
+                     "the attribute and type table");
+  // Within an entry the walk stops where the reader's decoding fails too,
+  // having resolved the same references.
+  if (!entryTexts() || !entryDepths())
+    return problem;
+  if (!irSection(*sections[bc::Section::kIR]))
+    return malformed(start(bc::Section::kIR), "the IR section");
   return problem;
 }
 
