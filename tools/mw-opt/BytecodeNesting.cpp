@@ -213,13 +213,33 @@ private:
   /// shorter than its elements is read past by everything that reads the
   /// attribute (the printer printed bytes from beyond it).
   void checkDenseData(size_t node, uint64_t kind, size_t type, Bytes &reader);
-  /// The value of an IntegerAttr or FloatAttr wider than 64 bits: a count
-  /// of words that sizes a vector first (readAPIntWithKnownWidth).
-  void checkWideValue(size_t type, Bytes &reader) {
+  /// The value of an IntegerAttr or FloatAttr (readAPIntWithKnownWidth):
+  /// a byte up to 8 bits, a varint up to 64, else a count of words, which
+  /// sizes a vector first, and the words. It must be all there: MLIR 19's
+  /// readAPFloatWithKnownSemantics helper returns success when the value
+  /// could not be read, and FloatAttr::get then reads an APFloat that was
+  /// never made (a segfault in APInt::tcAssign, found by ir_fuzzer).
+  void checkValue(size_t node, size_t type, Bytes &reader) {
     std::optional<uint64_t> bits = elementBits(type);
-    uint64_t words;
-    if (bits && *bits > 64)
-      readCount(reader, words, "word");
+    if (!bits)
+      return; // not an integer or a float: the reader refuses it
+    size_t at = reader.offset();
+    uint64_t value;
+    uint8_t small;
+    bool complete;
+    if (*bits <= 8) {
+      complete = reader.byte(small);
+    } else if (*bits <= 64) {
+      complete = reader.varInt(value);
+    } else {
+      if (!readCount(reader, value, "word"))
+        return;
+      complete = reader.skipVarInts(value);
+    }
+    if (!complete)
+      fail(at, entryName(node) + ": its " + llvm::Twine(*bits) +
+                   "-bit value is cut short (MLIR 19's reader builds the "
+                   "attribute from it anyway)");
   }
   bool irSection(llvm::ArrayRef<uint8_t> data);
 
@@ -538,7 +558,7 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
     case 8: // IntegerAttr
     case 9: // FloatAttr
       if (type())
-        checkWideValue(refs.back() - numAttributes, reader);
+        checkValue(node, refs.back() - numAttributes, reader);
       break;
     case 17: // DenseArrayAttr
     case 18: // DenseIntOrFPElementsAttr

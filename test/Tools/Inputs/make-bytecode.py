@@ -25,6 +25,8 @@ KIND:
   dup-names     the module's attributes {t.x = unit, t.x = unit}: MLIR 19
                 keeps both (they printed as text that does not parse)
   layout-rank   a type memref<4xf32, strided<[2, 1]>> beside the module
+  cut-float     the module's attribute t.x, a FloatAttr of type f64 whose
+                value is cut short
   dense-short N the module's attribute t.x, dense<...> : tensor<Nxf32> with
                 the data of two elements
 """
@@ -145,6 +147,17 @@ def main():
         out = module_file([unknown], nested_modules(1, 0),
                           texts=["strided<[2, 1]>"],
                           types=[memref, varint(5)])
+    elif kind == "cut-float":
+        name = varint(2) + varint(2)
+        # f64: a varint of 9 bytes, of which 7 are there.
+        value = varint(9) + varint(0) + b"\x00" + bytes(7)
+        dictionary = varint(1) + varint(1) + varint(1) + varint(2)
+        op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
+              varint(3) + varint((1 << 1) | 1) +
+              section(SECTION_IR, varint(1) + varint(0) + varint(0)))
+        out = module_file([unknown, name, value, dictionary],
+                          varint(1 << 1) + op, types=[varint(6)],
+                          strings=("builtin", "module", "t.x"))
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
