@@ -122,7 +122,7 @@ def main():
         out = module_file([unknown], nested_modules(1, 0), attribute_group=1000)
     elif kind == "float-of-int":
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
-        out = module_file([varint(BUILTIN_FLOAT_ATTR) + varint(0)],
+        out = module_file([varint(BUILTIN_FLOAT_ATTR) + varint(0) + varint(0)],
                           nested_modules(1, 0), types=[i32])
     elif kind == "wide-int":
         i128 = varint(BUILTIN_INTEGER_TYPE) + varint(128 << 2)
