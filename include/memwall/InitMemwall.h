@@ -69,10 +69,13 @@ void registerLongLineDiagnostics(DialectRegistry &registry);
 
 /// Refuses MLIR text nested deeper than MLIR's recursive parser survives
 /// (memwall/Support/Nesting.h): prints `FILE:LINE:COL: error: ...` for the
-/// bracket that goes too deep to `os` and fails (MLIR bytecode passes: it
-/// is not text). Every Memwall tool, and test/fuzz/ir_fuzzer, calls it on
-/// its input before parsing; a stock mlir-opt-19 loading the plugin does
-/// not, and crashes on such text (an upstream limit).
+/// bracket that goes too deep to `os` and fails. MLIR bytecode is walked
+/// instead (memwall/Support/BytecodeNesting.h) and refused with
+/// `FILE: error: MLIR bytecode, byte N: ...` where MLIR 19's reader, the
+/// verifier or the printer would crash or accept it unverified. Every
+/// Memwall tool, and test/fuzz/ir_fuzzer, calls it on its input before
+/// parsing; a stock mlir-opt-19 loading the plugin does not, and crashes on
+/// such input (an upstream limit).
 LogicalResult checkInputNesting(const llvm::MemoryBuffer &buffer,
                                 llvm::raw_ostream &os);
 
@@ -86,10 +89,10 @@ int writeOutputOnSuccess(StringRef tool, StringRef outputFilename,
                          function_ref<LogicalResult(raw_ostream &)> produce);
 
 /// After a failed run: where nothing reached llvm::errs() since
-/// `errsBefore` (its tell() before the run), says on one line that the
-/// input was refused without a diagnostic, as MLIR 19's bytecode reader
-/// does for some malformed files (a FloatAttr whose type is not a float),
-/// so that no tool fails silently. writeOutputOnSuccess calls it.
+/// `errsBefore` (its tell() before the run), says on one line that the run
+/// failed without a diagnostic, as MLIR 19's bytecode reader does on some
+/// malformed files (a FloatAttr whose type is not a float), so that no
+/// tool fails silently. writeOutputOnSuccess calls it.
 void reportUnexplainedFailure(StringRef tool, uint64_t errsBefore);
 
 /// The value of `--mlir-print-op-on-diagnostic` (registered by

@@ -88,9 +88,9 @@
 // RUN: not mw-opt %t/float-of-int.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=SILENT
 // RUN: not mw-eval %t/float-of-int.mlirbc 2>&1 | FileCheck %s --check-prefix=SILENT-EVAL
 // RUN: not mw-translate --mw-to-plan %t/float-of-int.mlirbc -o /dev/null 2>&1 | FileCheck %s --check-prefix=SILENT-TRANSLATE
-// SILENT: mw-opt: error: the input was refused without a diagnostic (MLIR 19's bytecode reader fails silently on some malformed files: an attribute whose type does not fit it)
-// SILENT-EVAL: mw-eval: error: the input was refused without a diagnostic
-// SILENT-TRANSLATE: mw-translate: error: the input was refused without a diagnostic
+// SILENT: mw-opt: error: the run failed without a diagnostic (MLIR 19's bytecode reader fails silently on some malformed files: an attribute whose type does not fit it)
+// SILENT-EVAL: mw-eval: error: the run failed without a diagnostic
+// SILENT-TRANSLATE: mw-translate: error: the run failed without a diagnostic
 
 // What the walk cannot read as MLIR 19 reads it is refused, not left to the
 // reader: the walk could vouch for nothing after it. Here a cut file.

@@ -2,7 +2,8 @@
 //
 // The contract on any text (or MLIR bytecode): refused for nesting deeper
 // than the parser's recursion survives (mw::checkInputNesting, which
-// Memwall's tools call; for bytecode, also cycles and oversized counts), or
+// Memwall's tools call; for bytecode, also cycles, oversized counts and
+// what MLIR 19 would build unverified), or
 // parsing, verification and --mw-train-pipeline either fail with at least
 // one diagnostic, or succeed with a module that
 // verifies and prints as text that parses again. Nothing crashes, hangs or
@@ -17,12 +18,12 @@
 
 #include "memwall/InitMemwall.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -71,6 +71,14 @@ public:
     result = first == 0 ? value : value >> (more + 1);
     return true;
   }
+  /// EncodingReader::parseSignedVarInt: zigzag over a varint.
+  bool signedVarInt(int64_t &result) {
+    uint64_t zigzag;
+    if (!varInt(zigzag))
+      return false;
+    result = static_cast<int64_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1));
+    return true;
+  }
   bool varIntWithFlag(uint64_t &result, bool &flag) {
     if (!varInt(result))
       return false;
@@ -243,6 +251,18 @@ private:
   }
   bool irSection(llvm::ArrayRef<uint8_t> data);
 
+  /// The kind of a custom builtin entry, read from `reader` (set to its
+  /// data); nothing for text entries, other dialects' entries or no data.
+  std::optional<uint64_t> builtinKind(size_t node, Bytes &reader) const {
+    const Entry &entry = table[node];
+    reader = Bytes(entry.data, file.data());
+    uint64_t kind;
+    if (!entry.custom || dialectNames[entry.dialect] != "builtin" ||
+        !reader.varInt(kind))
+      return std::nullopt;
+    return kind;
+  }
+
   std::string entryName(size_t node) const {
     return node < numAttributes
                ? "attribute " + std::to_string(node)
@@ -258,10 +278,13 @@ private:
   uint64_t version = 0;
   std::vector<llvm::StringRef> stringTable;
   std::vector<llvm::StringRef> dialectNames;
-  /// Per operation name: whether it was registered (version 5 and later).
-  std::vector<std::optional<bool>> opRegistered;
-  /// Per operation name: `dialect.name`, for messages.
-  std::vector<std::string> opNames;
+  /// The operation names: `dialect.name`, for messages, and whether it was
+  /// registered (recorded from version 5).
+  struct OpName {
+    std::string name;
+    std::optional<bool> registered;
+  };
+  std::vector<OpName> opNames;
   /// Attributes, then types.
   std::vector<Entry> table;
   size_t numAttributes = 0;
@@ -334,18 +357,14 @@ bool Scan::dialects(llvm::ArrayRef<uint8_t> data) {
     for (uint64_t i = 0; i < numOps; ++i) {
       uint64_t name;
       bool registered = false;
-      if (version < bc::kNativePropertiesEncoding) {
-        if (!reader.varInt(name) || name >= stringTable.size())
-          return false;
-        opRegistered.push_back(std::nullopt);
-      } else {
-        if (!reader.varIntWithFlag(name, registered) ||
-            name >= stringTable.size())
-          return false;
-        opRegistered.push_back(registered);
-      }
+      bool flagged = version >= bc::kNativePropertiesEncoding;
+      if (!(flagged ? reader.varIntWithFlag(name, registered)
+                    : reader.varInt(name)) ||
+          name >= stringTable.size())
+        return false;
       opNames.push_back(
-          (dialectNames[dialect] + "." + stringTable[name]).str());
+          {(dialectNames[dialect] + "." + stringTable[name]).str(),
+           flagged ? std::optional<bool>(registered) : std::nullopt});
     }
   }
   return true;
@@ -432,10 +451,12 @@ bool Scan::entryTexts() {
 /// where the reader's would fail.
 bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
   refs.clear();
-  const Entry &entry = table[node];
-  if (!entry.custom || dialectNames[entry.dialect] != "builtin")
-    return true; // text, or a dialect without a bytecode interface: a leaf
-  Bytes reader(entry.data, file.data());
+  Bytes reader({}, file.data());
+  // Text, or a dialect without a bytecode interface: a leaf.
+  std::optional<uint64_t> entryKind = builtinKind(node, reader);
+  if (!entryKind)
+    return true;
+  uint64_t kind = *entryKind;
   const size_t numTypes = table.size() - numAttributes;
   bool stopped = false;
   auto reference = [&](bool isType) {
@@ -481,10 +502,9 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
                     "verifier)");
   };
   auto dimension = [&](bool vector) {
-    uint64_t zigzag;
-    if (stopped || !reader.varInt(zigzag))
+    int64_t size;
+    if (stopped || !reader.signedVarInt(size))
       return !(stopped = true);
-    int64_t size = static_cast<int64_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1));
     if (vector ? size > 0 : (size >= 0 || size == INT64_MIN))
       return true;
     return bad("a " + llvm::Twine(vector ? "vector" : "tensor or memref") +
@@ -527,9 +547,6 @@ bool Scan::entryReferences(size_t node, std::vector<size_t> &refs) {
                      " type of an element type it cannot hold (" +
                      entryName(refs.back()) + ")");
   };
-  uint64_t kind;
-  if (!reader.varInt(kind))
-    return true;
   if (node < numAttributes) {
     switch (kind) {
     case 0:  // ArrayAttr
@@ -684,16 +701,15 @@ void Scan::checkLayoutRank(size_t node, size_t layout, uint64_t rank) {
 void Scan::checkUniqueNames(size_t node, const std::vector<size_t> &refs) {
   std::vector<llvm::StringRef> names;
   for (size_t i = 0; i + 1 < refs.size(); i += 2) {
-    const Entry &entry = table[refs[i]];
-    Bytes reader(entry.data, file.data());
+    Bytes reader(table[refs[i]].data, file.data());
     llvm::StringRef name;
-    uint64_t kind, index;
-    if (!entry.custom) {
+    uint64_t index;
+    if (!table[refs[i]].custom) {
       if (!reader.nullTerminated(name))
         return;
-    } else if (dialectNames[entry.dialect] != "builtin" ||
-               !reader.varInt(kind) || (kind != 2 && kind != 3) ||
-               !reader.varInt(index) || index >= stringTable.size()) {
+    } else if (std::optional<uint64_t> kind = builtinKind(refs[i], reader);
+               !kind || (*kind != 2 && *kind != 3) || !reader.varInt(index) ||
+               index >= stringTable.size()) {
       return; // not a StringAttr: the reader refuses it
     } else {
       name = stringTable[index];
@@ -786,16 +802,16 @@ std::optional<uint64_t> Scan::elementBits(size_t type) {
         return factor * 64;
       if ((text.consume_front("i") || text.consume_front("si") ||
            text.consume_front("ui")) &&
-          !text.getAsInteger(10, width) && width > 0 && width <= (1u << 24))
+          !text.getAsInteger(10, width) && width > 0 &&
+          width <= kMaxIntegerWidth)
         return factor * width;
       return std::nullopt;
     }
-    if (dialectNames[entry.dialect] != "builtin")
+    std::optional<uint64_t> kind = builtinKind(numAttributes + type, reader);
+    uint64_t value;
+    if (!kind)
       return std::nullopt;
-    uint64_t kind, value;
-    if (!reader.varInt(kind))
-      return std::nullopt;
-    switch (kind) {
+    switch (*kind) {
     case 0: // IntegerType: width << 2 | signedness
       if (!reader.varInt(value) || (value >> 2) == 0)
         return std::nullopt;
@@ -830,14 +846,12 @@ std::optional<std::pair<uint64_t, size_t>> Scan::shape(size_t type) {
   const size_t numTypes = table.size() - numAttributes;
   if (type >= numTypes)
     return std::nullopt;
-  const Entry &entry = table[numAttributes + type];
-  if (!entry.custom || dialectNames[entry.dialect] != "builtin")
+  Bytes reader({}, file.data());
+  std::optional<uint64_t> kind = builtinKind(numAttributes + type, reader);
+  uint64_t ignored, rank, element;
+  if (!kind)
     return std::nullopt;
-  Bytes reader(entry.data, file.data());
-  uint64_t kind, ignored, rank, element;
-  if (!reader.varInt(kind))
-    return std::nullopt;
-  switch (kind) {
+  switch (*kind) {
   case 13: // RankedTensorType
   case 19: // VectorType
     break;
@@ -862,10 +876,9 @@ std::optional<std::pair<uint64_t, size_t>> Scan::shape(size_t type) {
     return std::nullopt;
   uint64_t count = 1;
   for (uint64_t i = 0; i < rank; ++i) {
-    uint64_t zigzag;
-    if (!reader.varInt(zigzag))
+    int64_t size;
+    if (!reader.signedVarInt(size))
       return std::nullopt;
-    int64_t size = static_cast<int64_t>((zigzag >> 1) ^ (~(zigzag & 1) + 1));
     // A dynamic or negative size has no elements to store.
     if (size < 0 ||
         __builtin_mul_overflow(count, static_cast<uint64_t>(size), &count))
@@ -1020,7 +1033,6 @@ bool Scan::irSection(llvm::ArrayRef<uint8_t> data) {
     uint64_t blocksLeft = 0;
     uint64_t opsLeft = 0;
     bool inBlock = false;
-    size_t opOffset = 0;
   };
   Bytes top(data, file.data());
   std::vector<Level> stack;
@@ -1122,15 +1134,15 @@ bool Scan::irSection(llvm::ArrayRef<uint8_t> data) {
     size_t opOffset = reader.offset();
     uint64_t name;
     uint8_t mask;
-    if (!reader.varInt(name) || name >= opRegistered.size() ||
-        !reader.byte(mask) || !reader.skipVarInts(1)) // the location
+    if (!reader.varInt(name) || name >= opNames.size() || !reader.byte(mask) ||
+        !reader.skipVarInts(1)) // the location
       return false;
     if ((mask & bc::OpEncodingMask::kHasAttrs) && !reader.skipVarInts(1))
       return false;
     if (mask & bc::OpEncodingMask::kHasProperties) {
       // An index into the properties section, or the attribute of an
       // unregistered operation's properties.
-      if (!opRegistered[name] || !reader.skipVarInts(1))
+      if (!opNames[name].registered || !reader.skipVarInts(1))
         return false;
     }
     uint64_t numResults = 0;
@@ -1170,7 +1182,6 @@ bool Scan::irSection(llvm::ArrayRef<uint8_t> data) {
       continue;
     Level child{&reader};
     child.regionsLeft = numRegions;
-    child.opOffset = opOffset;
     if (version >= bc::kLazyLoading && isolated) {
       uint8_t id;
       llvm::ArrayRef<uint8_t> regionData;
@@ -1183,7 +1194,8 @@ bool Scan::irSection(llvm::ArrayRef<uint8_t> data) {
     // whose regions are being read: `limit` such operations are as deep as
     // `limit` nested braces of text.
     if (stack.size() > limit)
-      return fail(opOffset, "'" + opNames[name] + "' nests regions more than " +
+      return fail(opOffset, "'" + opNames[name].name +
+                                "' nests regions more than " +
                                 llvm::Twine(limit) +
                                 " levels deep: refused before parsing (the "
                                 "verifier and the printer recurse once per "

@@ -229,8 +229,7 @@ void mlir::mw::reportUnexplainedFailure(StringRef tool, uint64_t errsBefore) {
   if (llvm::errs().tell() != errsBefore)
     return;
   llvm::errs() << tool
-               << ": error: the input was refused without a diagnostic "
-                  "(MLIR 19's bytecode reader fails silently on some "
-                  "malformed files: an attribute whose type does not fit "
-                  "it)\n";
+               << ": error: the run failed without a diagnostic (MLIR 19's "
+                  "bytecode reader fails silently on some malformed files: "
+                  "an attribute whose type does not fit it)\n";
 }

@@ -33,10 +33,13 @@ KIND:
 
 import sys
 
-BUILTIN_FLOAT_ATTR = 9
-BUILTIN_FUSED_LOC = 12
-BUILTIN_INTEGER_TYPE = 0
-BUILTIN_UNKNOWN_LOC = 15
+# The builtin dialect's codes (mlir/IR/BuiltinDialectBytecode.td).
+BUILTIN_DICTIONARY_ATTR, BUILTIN_STRING_ATTR, BUILTIN_UNIT_ATTR = 1, 2, 7
+BUILTIN_INTEGER_ATTR, BUILTIN_FLOAT_ATTR = 8, 9
+BUILTIN_FUSED_LOC, BUILTIN_UNKNOWN_LOC = 12, 15
+BUILTIN_DENSE_ELEMENTS_ATTR = 18
+BUILTIN_INTEGER_TYPE, BUILTIN_F32_TYPE, BUILTIN_F64_TYPE = 0, 5, 6
+BUILTIN_MEMREF_TYPE, BUILTIN_RANKED_TENSOR_TYPE = 10, 13
 SECTION_STRING, SECTION_DIALECT, SECTION_ATTR_TYPE = 0, 1, 2
 SECTION_ATTR_TYPE_OFFSET, SECTION_IR, SECTION_PROPERTIES = 3, 4, 8
 HAS_INLINE_REGIONS = 0b00010000
@@ -97,6 +100,22 @@ def nested_modules(depth, location):
     return varint(1 << 1) + op  # the top-level block: one op
 
 
+def module_with_attributes(values, types=()):
+    """One builtin.module, its attributes named `t.x` (string 2), one per
+    encoding in `values`: attribute 0 is its location (UnknownLoc), 1 the
+    name, then the values and the dictionary."""
+    name = varint(BUILTIN_STRING_ATTR) + varint(2)
+    first = 2
+    pairs = b"".join(varint(1) + varint(first + i) for i in range(len(values)))
+    dictionary = varint(BUILTIN_DICTIONARY_ATTR) + varint(len(values)) + pairs
+    op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
+          varint(first + len(values)) + varint((1 << 1) | 1) +
+          section(SECTION_IR, varint(1) + varint(0) + varint(0)))
+    return module_file([varint(BUILTIN_UNKNOWN_LOC), name] + list(values) +
+                       [dictionary], varint(1 << 1) + op, types=types,
+                       strings=("builtin", "module", "t.x"))
+
+
 def fused(*elements):
     return varint(BUILTIN_FUSED_LOC) + varint(len(elements)) + b"".join(
         varint(e) for e in elements)
@@ -126,38 +145,28 @@ def main():
                           nested_modules(1, 0), types=[i32])
     elif kind == "wide-int":
         i128 = varint(BUILTIN_INTEGER_TYPE) + varint(128 << 2)
-        out = module_file([varint(8) + varint(0) + varint(1 << 40)],
+        out = module_file([varint(BUILTIN_INTEGER_ATTR) + varint(0) +
+                           varint(1 << 40)],
                           nested_modules(1, 0), types=[i128])
     elif kind == "negative-dim":
-        tensor = varint(13) + varint(2) + varint(2 * 58 - 1) + varint(4) + varint(1)
+        # Sizes are signed varints, zigzag-encoded: -58 is 2 * 58 - 1.
+        tensor = (varint(BUILTIN_RANKED_TENSOR_TYPE) + varint(2) +
+                  varint(2 * 58 - 1) + varint(4) + varint(1))
         out = module_file([unknown], nested_modules(1, 0),
-                          types=[tensor, varint(5)])
+                          types=[tensor, varint(BUILTIN_F32_TYPE)])
     elif kind == "dup-names":
-        name = varint(2) + varint(2)
-        unit = varint(7)
-        dictionary = varint(1) + varint(2) + varint(1) + varint(3) + varint(2) + varint(3)
-        op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
-              varint(4) + varint((1 << 1) | 1) +
-              section(SECTION_IR, varint(1) + varint(0) + varint(0)))
-        out = module_file([unknown, name, name, unit, dictionary],
-                          varint(1 << 1) + op,
-                          strings=("builtin", "module", "t.x"))
+        unit = varint(BUILTIN_UNIT_ATTR)
+        out = module_with_attributes([unit, unit])
     elif kind == "layout-rank":
-        memref = varint(10) + varint(1) + varint(8) + varint(1) + varint(1)
+        memref = (varint(BUILTIN_MEMREF_TYPE) + varint(1) + varint(2 * 4) +
+                  varint(1) + varint(1))
         out = module_file([unknown], nested_modules(1, 0),
                           texts=["strided<[2, 1]>"],
-                          types=[memref, varint(5)])
+                          types=[memref, varint(BUILTIN_F32_TYPE)])
     elif kind == "cut-float":
-        name = varint(2) + varint(2)
         # f64: a varint of 9 bytes, of which 7 are there.
-        value = varint(9) + varint(0) + b"\x00" + bytes(7)
-        dictionary = varint(1) + varint(1) + varint(1) + varint(2)
-        op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
-              varint(3) + varint((1 << 1) | 1) +
-              section(SECTION_IR, varint(1) + varint(0) + varint(0)))
-        out = module_file([unknown, name, value, dictionary],
-                          varint(1 << 1) + op, types=[varint(6)],
-                          strings=("builtin", "module", "t.x"))
+        value = varint(BUILTIN_FLOAT_ATTR) + varint(0) + b"\x00" + bytes(7)
+        out = module_with_attributes([value], types=[varint(BUILTIN_F64_TYPE)])
     elif kind == "top-args":
         # One op, arguments: one, of type 0 (i32), no location.
         i32 = varint(BUILTIN_INTEGER_TYPE) + varint(32 << 2)
@@ -167,17 +176,12 @@ def main():
     elif kind == "dense-short":
         # module attributes {t.x = dense<...> : tensor<Nxf32>}, N = n, with a
         # buffer of 2 elements.
-        tensor = varint(13) + varint(1) + varint(2 * n) + varint(1)
-        f32 = varint(5)
-        dense = varint(18) + varint(0) + varint(8) + bytes(range(1, 9))
-        name = varint(2) + varint(2)
-        dictionary = varint(1) + varint(1) + varint(1) + varint(2)
-        op = (varint(0) + bytes([HAS_INLINE_REGIONS | 1]) + varint(0) +
-              varint(3) + varint((1 << 1) | 1) +
-              section(SECTION_IR, varint(1) + varint(0) + varint(0)))
-        out = module_file([unknown, name, dense, dictionary],
-                          varint(1 << 1) + op, types=[tensor, f32],
-                          strings=("builtin", "module", "t.x"))
+        tensor = (varint(BUILTIN_RANKED_TENSOR_TYPE) + varint(1) +
+                  varint(2 * n) + varint(1))
+        dense = (varint(BUILTIN_DENSE_ELEMENTS_ATTR) + varint(0) + varint(8) +
+                 bytes(range(1, 9)))
+        out = module_with_attributes([dense],
+                                     types=[tensor, varint(BUILTIN_F32_TYPE)])
     elif kind == "text-attr":
         out = module_file([unknown], nested_modules(1, 0),
                           texts=["[" * n + "]" * n])
