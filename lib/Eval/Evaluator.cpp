@@ -1115,9 +1115,17 @@ Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
   int64_t ignore =
       static_cast<int64_t>(grad ? cast<CrossEntropyGradOp>(op).getIgnoreIndex()
                                 : cast<CrossEntropyOp>(op).getIgnoreIndex());
-  int64_t c = logits.shape.back(), rows = labels.numElements();
+  std::optional<uint64_t> offset =
+      grad ? cast<CrossEntropyGradOp>(op).getLabelOffset()
+           : cast<CrossEntropyOp>(op).getLabelOffset();
+  // Row t's label is label(t); the mean divides by the count of every label
+  // given (with label_offset, those of the whole batch the chunk is of).
+  int64_t c = logits.shape.back(), all = labels.numElements();
+  int64_t rows = c ? logits.numElements() / c : 0;
+  int64_t first = offset ? static_cast<int64_t>(*offset) : 0;
+  auto label = [&](int64_t t) { return labels.i[first + t]; };
   int64_t count = 0;
-  for (int64_t t = 0; t < rows; ++t) {
+  for (int64_t t = 0; t < all; ++t) {
     if (labels.i[t] == ignore)
       continue;
     if (failed(checkIndex(op, "label", labels.i[t], c)))
@@ -1138,11 +1146,11 @@ Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
     Tensor loss = zerosLike(op->getResult(0));
     Real total = 0.0f;
     for (int64_t t = 0; t < rows; ++t) {
-      if (labels.i[t] == ignore)
+      if (label(t) == ignore)
         continue;
       Real mx, sum;
       rowStats(t, mx, sum);
-      total += mx + std::log(sum) - logits.f[t * c + labels.i[t]];
+      total += mx + std::log(sum) - logits.f[t * c + label(t)];
     }
     loss.f[0] = count ? total / static_cast<Real>(count) : 0.0f;
     return one(std::move(loss));
@@ -1150,13 +1158,13 @@ Interpreter<Real>::crossEntropy(Operation *op, bool grad) {
   Real g = get(op->getOperand(2)).f[0];
   Tensor out = zerosLike(op->getResult(0));
   for (int64_t t = 0; t < rows && count; ++t) {
-    if (labels.i[t] == ignore)
+    if (label(t) == ignore)
       continue;
     Real mx, sum;
     rowStats(t, mx, sum);
     for (int64_t j = 0; j < c; ++j) {
       Real p = std::exp(logits.f[t * c + j] - mx) / sum;
-      Real onehot = j == labels.i[t] ? 1.0f : 0.0f;
+      Real onehot = j == label(t) ? 1.0f : 0.0f;
       out.f[t * c + j] = g * (p - onehot) / static_cast<Real>(count);
     }
   }

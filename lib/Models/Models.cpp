@@ -686,7 +686,8 @@ public:
 
   Value crossEntropy(Value logits, Value labels, int64_t ignoreIndex) {
     return b.create<CrossEntropyOp>(loc, tensor({}, b.getF32Type()), logits,
-                                    labels, b.getI64IntegerAttr(ignoreIndex));
+                                    labels, b.getI64IntegerAttr(ignoreIndex),
+                                    /*label_offset=*/nullptr);
   }
 
   OpBuilder &getBuilder() { return b; }

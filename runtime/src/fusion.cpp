@@ -1222,8 +1222,10 @@ bool detail::analyzeFusedProgram(FusedProgramDesc &program,
 
 mwrt_status detail::checkFusedAliasing(const BoundKernel &k) {
   const FusionAnalysis &a = *k.program->analysis;
-  bool mayAlias = a.kind == FusionKind::Loop || a.kind == FusionKind::Row ||
-                  a.kind == FusionKind::Horizontal;
+  // Every kind reads an identity-only input's element before it stores the
+  // element at that index: a matmul kernel's matmul reads only its operands
+  // (never identity-only) and its epilogue runs after it.
+  bool mayAlias = true;
   for (size_t o = 0; o < k.outs.size(); ++o) {
     for (size_t i = 0; i < k.ins.size(); ++i) {
       const TensorRef &out = k.outs[o], &in = k.ins[i];

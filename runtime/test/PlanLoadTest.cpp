@@ -720,17 +720,17 @@ PlanBuilder rowInPlacePlan(uint64_t out, bool transposed = false) {
   return p;
 }
 
-std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
+/// Runs `b`'s step on the CPU with input "x" = `x` (of the plan's first
+/// persistent's shape) and returns its result "y", or nothing with `status`
+/// the step's failure.
+std::vector<float> runWithX(const PlanBuilder &b, const std::vector<float> &x,
+                            mwrt_status &status) {
   std::string error;
   std::shared_ptr<const Plan> plan;
   EXPECT_EQ(parse(b.finish(), error, &plan), MWRT_OK) << error;
   std::unique_ptr<Session> session;
   EXPECT_EQ(Session::create(plan, "cpu", {}, session), MWRT_OK)
       << mwrt_last_error();
-  int64_t n = b.persistents[0].shape[0] * b.persistents[0].shape[1];
-  std::vector<float> x(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    x[i] = 0.05f * static_cast<float>((i * 7) % 23 - 11);
   EXPECT_EQ(session->setTensor("x", mwrt::DType::F32, b.persistents[0].shape,
                                x.data(), x.size() * 4),
             MWRT_OK);
@@ -740,7 +740,15 @@ std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
   TensorData y;
   EXPECT_EQ(session->readResult("y", y), MWRT_OK);
   const auto *v = reinterpret_cast<const float *>(y.bytes.data());
-  return std::vector<float>(v, v + n);
+  return std::vector<float>(v, v + x.size());
+}
+
+std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
+  int64_t n = b.persistents[0].shape[0] * b.persistents[0].shape[1];
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 0.05f * static_cast<float>((i * 7) % 23 - 11);
+  return runWithX(b, x, status);
 }
 
 } // namespace
@@ -772,6 +780,66 @@ TEST(PlanLoad, RefusesAFusedKernelOverAnInputReadElsewhere) {
   mwrt_status fresh = MWRT_OK;
   runRow(rowInPlacePlan(256, /*transposed=*/true), fresh);
   EXPECT_EQ(fresh, MWRT_OK) << mwrt_last_error();
+}
+
+namespace {
+
+/// acc = -x (kernel 0, at arena offset 0), then one fused matmul kernel
+/// y = acc + x x, writing y
+/// at arena offset `out`: 0 is over acc, which only the epilogue reads, at
+/// the output's own index (an accumulator, --mw-chunk-loss's weight
+/// gradient). `overOperand` makes acc the matmul's left operand too.
+PlanBuilder matmulAccumulatePlan(uint64_t out, bool overOperand = false) {
+  std::vector<int64_t> shape{8, 8};
+  PlanBuilder p;
+  p.function = "acc";
+  p.arenaSize = 1024;
+  int x = p.addPersistent("x", DType::F32, shape, Role::Input, 0);
+  p.addKernel("mw.neg", {persistent(x, shape)}, {arena(0, shape)}, {},
+              "a.py:1");
+  KernelSpec &k =
+      p.addKernel("mw.fusion",
+                  {overOperand ? arena(0, shape) : persistent(x, shape),
+                   persistent(x, shape), arena(0, shape)},
+                  {arena(out, shape)}, {}, "a.py:2");
+  k.program.push_back(
+      {"mw.matmul", {{-1, 0}, {-1, 1}}, {DType::F32}, {shape}, {}});
+  k.program.push_back({"mw.add", {{-1, 2}, {0, 0}}, {DType::F32}, {shape}, {}});
+  k.yields = {{1, 0}};
+  p.addResult("y", Role::Output, arena(out, shape));
+  return p;
+}
+
+std::vector<float> runAccumulate(const PlanBuilder &b, mwrt_status &status) {
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i)
+    x[i] = 0.25f * static_cast<float>((i * 5) % 17 - 8);
+  return runWithX(b, x, status);
+}
+
+} // namespace
+
+// A matmul kernel's epilogue result may go over an input only the epilogue
+// reads, at the output's own index: the product is made first, so the sum
+// is bit for bit the one written into a buffer of its own.
+TEST(PlanLoad, RunsAMatmulKernelOverItsAccumulator) {
+  mwrt_status inPlace = MWRT_OK, apart = MWRT_OK;
+  std::vector<float> a = runAccumulate(matmulAccumulatePlan(0), inPlace);
+  std::vector<float> b = runAccumulate(matmulAccumulatePlan(512), apart);
+  ASSERT_EQ(inPlace, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(apart, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(a.size(), 64u);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i], b[i]) << i;
+}
+
+// ... but never over an operand of the matmul itself.
+TEST(PlanLoad, RefusesAMatmulKernelOverItsOperand) {
+  mwrt_status st = MWRT_OK;
+  runAccumulate(matmulAccumulatePlan(0, /*overOperand=*/true), st);
+  EXPECT_TRUE(failsWith(st, "'mw.fusion' (matmul): result #0 overlaps "
+                            "operand #0, which the program does not read at "
+                            "the result's own index"));
 }
 
 } // namespace mwrt::test

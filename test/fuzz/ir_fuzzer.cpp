@@ -82,8 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return failedQuietly();
   if (mlir::failed(mlir::verify(*module)))
     return failedQuietly();
+  // MW_FUZZ_PIPELINE (for runs by hand) replaces the pipeline, e.g.
+  // "mw-train-pipeline{chunk-loss=3 fuse=true}".
+  static const std::string pipeline = [] {
+    const char *env = std::getenv("MW_FUZZ_PIPELINE");
+    return std::string(env && *env ? env : "mw-train-pipeline");
+  }();
   mlir::PassManager pm(&ctx);
-  if (mlir::failed(mlir::parsePassPipeline("mw-train-pipeline", pm)))
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
     std::abort();
   if (mlir::failed(pm.run(*module)))
     return failedQuietly();

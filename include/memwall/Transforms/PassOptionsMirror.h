@@ -43,6 +43,12 @@ public:
         *this, flag, llvm::cl::desc(description), llvm::cl::init(false)));
   }
 
+  /// Adds an integer option of the pipeline's own, for --help.
+  void addCount(llvm::StringRef flag, llvm::StringRef description) {
+    mirrored.push_back(std::make_unique<Option<int64_t>>(
+        *this, flag, llvm::cl::desc(description), llvm::cl::init(0)));
+  }
+
 private:
   std::vector<std::unique_ptr<llvm::cl::Option>> mirrored;
 };

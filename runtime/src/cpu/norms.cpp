@@ -206,16 +206,33 @@ mwrt_status runEmbeddingGrad(KernelCall &c) {
 // cross_entropy and cross_entropy_grad
 //===----------------------------------------------------------------------===//
 
+mwrt_status checkCrossEntropyLabels(const KernelCall &c, int64_t &first) {
+  const TensorRef &logits = c.in(0), &labels = c.in(1);
+  if (logits.shape.empty())
+    return c.fail("logits must have rank >= 1, got 0");
+  first = 0;
+  if (!c.has("label_offset"))
+    return c.expectType(labels, "labels",
+                        Shape(logits.shape.begin(), logits.shape.end() - 1),
+                        labels.dtype);
+  // A chunk of a larger batch: rows [first, first + n) of its N labels.
+  MWRT_TRY(c.getInt("label_offset", first, 0));
+  if (logits.shape.size() != 2 || labels.shape.size() != 1)
+    return c.fail("with label_offset, logits must be [n, C] and labels [N]");
+  if (first < 0 || first > labels.shape[0] ||
+      logits.shape[0] > labels.shape[0] - first)
+    return c.fail("label_offset ", first, " + ", logits.shape[0],
+                  " rows exceeds the ", labels.shape[0], " labels");
+  return MWRT_OK;
+}
+
 mwrt_status runCrossEntropy(KernelCall &c) {
   bool grad = c.op == OpKind::CrossEntropyGrad;
   const TensorRef &logits = c.in(0), &labels = c.in(1), &out = c.out(0);
   MWRT_TRY(c.expectFloat(logits, "logits"));
   MWRT_TRY(c.expectInt(labels, "labels"));
-  if (logits.shape.empty())
-    return c.fail("logits must have rank >= 1, got 0");
-  MWRT_TRY(c.expectType(labels, "labels",
-                        Shape(logits.shape.begin(), logits.shape.end() - 1),
-                        labels.dtype));
+  int64_t first;
+  MWRT_TRY(checkCrossEntropyLabels(c, first));
   if (grad) {
     MWRT_TRY(c.expectType(c.in(2), "grad_loss", {}, DType::F32));
     MWRT_TRY(c.expectSameType(out, "result", logits, "logits"));
@@ -224,14 +241,18 @@ mwrt_status runCrossEntropy(KernelCall &c) {
   }
   int64_t ignore;
   MWRT_TRY(c.getInt("ignore_index", ignore, -100));
-  int64_t classes = logits.shape.back(), rows = labels.numElements();
-  IntSrc label(labels);
+  int64_t classes = logits.shape.back(), all = labels.numElements();
+  int64_t rows = logits.numElements() / std::max<int64_t>(classes, 1);
+  IntSrc labelAt(labels);
+  // Row t's label; the mean divides by the count of every label given.
+  auto label = [&](int64_t t) { return labelAt[first + t]; };
   int64_t count = 0;
-  for (int64_t t = 0; t < rows; ++t) {
-    if (label[t] == ignore)
+  for (int64_t t = 0; t < all; ++t) {
+    if (labelAt[t] == ignore)
       continue;
-    if (label[t] < 0 || label[t] >= classes)
-      return c.fail("label ", label[t], " is out of range [0, ", classes, ")");
+    if (labelAt[t] < 0 || labelAt[t] >= classes)
+      return c.fail("label ", labelAt[t], " is out of range [0, ", classes,
+                    ")");
     ++count;
   }
   FloatSrc x(logits);
@@ -248,11 +269,11 @@ mwrt_status runCrossEntropy(KernelCall &c) {
   if (!grad) {
     float total = 0.0f;
     for (int64_t t = 0; t < rows; ++t) {
-      if (label[t] == ignore)
+      if (label(t) == ignore)
         continue;
       float mx, sum;
       rowStats(t, mx, sum);
-      total += mx + std::log(sum) - x[t * classes + label[t]];
+      total += mx + std::log(sum) - x[t * classes + label(t)];
     }
     *static_cast<float *>(out.data) =
         count ? total / static_cast<float>(count) : 0.0f;
@@ -266,7 +287,7 @@ mwrt_status runCrossEntropy(KernelCall &c) {
   parallelFor(c.options, rows, rowGrain(classes), [&](int, int64_t t0,
                                                       int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      if (!count || label[t] == ignore) {
+      if (!count || label(t) == ignore) {
         std::fill(r.data() + t * classes, r.data() + (t + 1) * classes, 0.0f);
         continue;
       }
@@ -274,7 +295,7 @@ mwrt_status runCrossEntropy(KernelCall &c) {
       rowStats(t, mx, sum);
       for (int64_t j = 0; j < classes; ++j) {
         float p = std::exp(x[t * classes + j] - mx) / sum;
-        float onehot = j == label[t] ? 1.0f : 0.0f;
+        float onehot = j == label(t) ? 1.0f : 0.0f;
         r[t * classes + j] = g * (p - onehot) / static_cast<float>(count);
       }
     }

@@ -340,6 +340,11 @@ mwrt_status runRmsNormGrad(KernelCall &c);
 mwrt_status runEmbedding(KernelCall &c);
 mwrt_status runEmbeddingGrad(KernelCall &c);
 mwrt_status runCrossEntropy(KernelCall &c);
+/// cross_entropy's logits and labels (shared with the CUDA backend): labels
+/// of the logits' shape without the class dimension (`first` = 0), or with
+/// label_offset, [n, C] logits of a batch whose N labels are all given, row t
+/// taking label first + t.
+mwrt_status checkCrossEntropyLabels(const KernelCall &c, int64_t &first);
 // matmul.cpp
 mwrt_status runMatmul(KernelCall &c);
 /// Rows of a matmul into `c` (rows x n, dense): op(A) rows times op(B), with

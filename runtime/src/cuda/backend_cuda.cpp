@@ -1061,11 +1061,8 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     const TensorRef &logits = c.in(0), &labels = c.in(1);
     MWRT_TRY(c.expectFloat(logits, "logits"));
     MWRT_TRY(c.expectInt(labels, "labels"));
-    if (logits.shape.empty())
-      return c.fail("logits must have rank >= 1, got 0");
-    MWRT_TRY(c.expectType(
-        labels, "labels",
-        Shape(logits.shape.begin(), logits.shape.end() - 1), labels.dtype));
+    int64_t first;
+    MWRT_TRY(cpu::checkCrossEntropyLabels(c, first));
     if (grad) {
       MWRT_TRY(c.expectType(c.in(2), "grad_loss", {}, DType::F32));
       MWRT_TRY(c.expectSameType(o0, "result", logits, "logits"));
@@ -1074,7 +1071,8 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     }
     int64_t ignore;
     MWRT_TRY(c.getInt("ignore_index", ignore, -100));
-    int64_t classes = logits.shape.back(), rows = labels.numElements();
+    int64_t classes = logits.shape.back(), all = labels.numElements();
+    int64_t rows = logits.numElements() / std::max<int64_t>(classes, 1);
     char *base = nullptr;
     MWRT_TRY(scratch(alignUp(rows * sizeof(float)) + 256, base));
     TDesc x, l, d;
@@ -1082,9 +1080,9 @@ mwrt_status CudaBackend::dispatch(const BoundKernel &k) {
     MWRT_TRY(in(1, l));
     MWRT_TRY(out(0, d));
     MWRT_CUDA_CHECK(launchCrossEntropy(
-        d, x, l, grad ? static_cast<const float *>(c.in(2).data) : nullptr,
-        rows, classes, ignore, reinterpret_cast<float *>(base), errorFlag,
-        stream));
+        d, x, l, grad ? static_cast<const float *>(c.in(2).data) : nullptr, all,
+        first, rows, classes, ignore, reinterpret_cast<float *>(base),
+        errorFlag, stream));
     return MWRT_OK;
   }
   case OpKind::KvCacheWrite: {

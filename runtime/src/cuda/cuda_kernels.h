@@ -117,8 +117,9 @@ cudaError_t launchEmbeddingGrad(const TDesc &out, const TDesc &indices,
 /// plus one int.
 cudaError_t launchCrossEntropy(const TDesc &out, const TDesc &logits,
                                const TDesc &labels, const float *gradLoss,
-                               int64_t rows, int64_t classes, int64_t ignore,
-                               float *scratch, int *err, cudaStream_t s);
+                               int64_t all, int64_t first, int64_t rows,
+                               int64_t classes, int64_t ignore, float *scratch,
+                               int *err, cudaStream_t s);
 /// attention over bh = B*H heads; `scores` holds bh*s*sk floats.
 cudaError_t launchAttention(const TDesc &out, const TDesc &lse,
                             const TDesc &q, const TDesc &k, const TDesc &v,

@@ -332,8 +332,7 @@ std::string Emitter::run() {
   size_t ins = a.identityOnly.size();
   // An output may be bound to an input that is read only at the output's
   // own index (checkFusedAliasing): such pointers are not __restrict__.
-  bool mayAlias = a.kind != FusionKind::Matmul &&
-                  std::find(a.identityOnly.begin(), a.identityOnly.end(),
+  bool mayAlias = std::find(a.identityOnly.begin(), a.identityOnly.end(),
                             true) != a.identityOnly.end();
   for (size_t i = 0; i < ins; ++i)
     os << (i ? ", " : "") << "const void *"

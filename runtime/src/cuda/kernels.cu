@@ -466,12 +466,13 @@ __global__ void embeddingGradKernel(TDesc out, TDesc indices, TDesc dy,
 }
 
 __global__ void crossEntropyRowsKernel(TDesc out, TDesc logits, TDesc labels,
-                                       const float *gradLoss, int64_t classes,
-                                       int64_t ignore, const int *countPtr,
-                                       float *rowLoss, int *err) {
+                                       int64_t first, const float *gradLoss,
+                                       int64_t classes, int64_t ignore,
+                                       const int *countPtr, float *rowLoss,
+                                       int *err) {
   __shared__ float fs[kBlock];
   int64_t t = blockIdx.x;
-  int64_t label = loadI(labels, offsetOf(labels, t));
+  int64_t label = loadI(labels, offsetOf(labels, first + t));
   bool skip = label == ignore || (gradLoss && *countPtr == 0);
   if (!skip && (label < 0 || label >= classes)) {
     if (threadIdx.x == 0)
@@ -507,27 +508,35 @@ __global__ void crossEntropyRowsKernel(TDesc out, TDesc logits, TDesc labels,
   }
 }
 
-/// Counts the rows that are not ignored (and, for the loss, sums their
-/// losses in row order, as the CPU does).
-__global__ void crossEntropyTotalKernel(TDesc labels, int64_t rows,
+/// Counts the labels that are not ignored, all `all` of them (and, for the
+/// loss, sums the losses of rows [0, rows), labels first + t, in row order,
+/// as the CPU does).
+__global__ void crossEntropyTotalKernel(TDesc labels, int64_t all,
+                                        int64_t first, int64_t rows,
                                         int64_t classes, int64_t ignore,
                                         int *countPtr, const float *rowLoss,
-                                        float *loss) {
+                                        float *loss, int *err) {
   if (threadIdx.x != 0 || blockIdx.x != 0)
     return;
+  auto valid = [&](int64_t i) {
+    int64_t label = loadI(labels, offsetOf(labels, i));
+    return label != ignore && label >= 0 && label < classes;
+  };
   int count = 0;
-  float total = 0.0f;
-  for (int64_t t = 0; t < rows; ++t) {
-    int64_t label = loadI(labels, offsetOf(labels, t));
-    if (label == ignore || label < 0 || label >= classes)
-      continue;
-    ++count;
-    if (loss)
-      total += rowLoss[t];
+  for (int64_t i = 0; i < all; ++i) {
+    int64_t label = loadI(labels, offsetOf(labels, i));
+    if (label != ignore && (label < 0 || label >= classes))
+      raise(err, kErrLabel); // a chunk's labels outside its rows too
+    count += valid(i) ? 1 : 0;
   }
   *countPtr = count;
-  if (loss)
-    *loss = count ? total / static_cast<float>(count) : 0.0f;
+  if (!loss)
+    return;
+  float total = 0.0f;
+  for (int64_t t = 0; t < rows; ++t)
+    if (valid(first + t))
+      total += rowLoss[t];
+  *loss = count ? total / static_cast<float>(count) : 0.0f;
 }
 
 struct AttnArgs {
@@ -1004,25 +1013,28 @@ cudaError_t launchEmbeddingGrad(const TDesc &out, const TDesc &indices,
 
 cudaError_t launchCrossEntropy(const TDesc &out, const TDesc &logits,
                                const TDesc &labels, const float *gradLoss,
-                               int64_t rows, int64_t classes, int64_t ignore,
-                               float *scratch, int *err, cudaStream_t s) {
+                               int64_t all, int64_t first, int64_t rows,
+                               int64_t classes, int64_t ignore, float *scratch,
+                               int *err, cudaStream_t s) {
   int *count = reinterpret_cast<int *>(scratch + rows);
   if (gradLoss) { // the count first: every row divides by it
-    crossEntropyTotalKernel<<<1, 1, 0, s>>>(labels, rows, classes, ignore,
-                                            count, nullptr, nullptr);
+    crossEntropyTotalKernel<<<1, 1, 0, s>>>(labels, all, first, rows, classes,
+                                            ignore, count, nullptr, nullptr,
+                                            err);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       return e;
   }
   if (rows > 0) {
     crossEntropyRowsKernel<<<blocksOf(rows), kBlock, 0, s>>>(
-        out, logits, labels, gradLoss, classes, ignore, count, scratch, err);
+        out, logits, labels, first, gradLoss, classes, ignore, count, scratch,
+        err);
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       return e;
   }
   if (!gradLoss)
     crossEntropyTotalKernel<<<1, 1, 0, s>>>(
-        labels, rows, classes, ignore, count, scratch,
-        reinterpret_cast<float *>(out.data));
+        labels, all, first, rows, classes, ignore, count, scratch,
+        reinterpret_cast<float *>(out.data), err);
   return cudaGetLastError();
 }
 

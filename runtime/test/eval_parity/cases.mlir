@@ -221,6 +221,12 @@ func.func @cross_entropy_f32(%arg0: tensor<2x3x6xf32>, %arg1: tensor<2x3xi64>, %
   return %v4, %v5, %v6, %v7 : tensor<f32>, tensor<2x3x6xf32>, tensor<f32>, tensor<2x3x6xf32>
 }
 
+func.func @cross_entropy_chunk_f32(%arg0: tensor<2x6xf32>, %arg1: tensor<6xi32>, %arg2: tensor<f32>) -> (tensor<f32>, tensor<2x6xf32>) {
+  %v3 = mw.cross_entropy %arg0, %arg1 {label_offset = 3 : i64} : (tensor<2x6xf32>, tensor<6xi32>) -> tensor<f32>
+  %v4 = mw.cross_entropy_grad %arg0, %arg1, %arg2 {label_offset = 3 : i64} : (tensor<2x6xf32>, tensor<6xi32>, tensor<f32>) -> tensor<2x6xf32>
+  return %v3, %v4 : tensor<f32>, tensor<2x6xf32>
+}
+
 func.func @embedding_bf16(%arg0: tensor<5x3xbf16>, %arg1: tensor<2x4xi32>, %arg2: tensor<2x4x3xbf16>) -> (tensor<2x4x3xbf16>, tensor<5x3xbf16>) {
   %v3 = mw.embedding %arg0, %arg1 : (tensor<5x3xbf16>, tensor<2x4xi32>) -> tensor<2x4x3xbf16>
   %v4 = mw.embedding_grad %arg1, %arg2 : (tensor<2x4xi32>, tensor<2x4x3xbf16>) -> tensor<5x3xbf16>
@@ -233,6 +239,12 @@ func.func @cross_entropy_bf16(%arg0: tensor<2x3x6xbf16>, %arg1: tensor<2x3xi64>,
   %v6 = mw.cross_entropy %arg0, %arg3 {ignore_index = 2 : i64} : (tensor<2x3x6xbf16>, tensor<2x3xi32>) -> tensor<f32>
   %v7 = mw.cross_entropy_grad %arg0, %arg3, %arg2 {ignore_index = 2 : i64} : (tensor<2x3x6xbf16>, tensor<2x3xi32>, tensor<f32>) -> tensor<2x3x6xbf16>
   return %v4, %v5, %v6, %v7 : tensor<f32>, tensor<2x3x6xbf16>, tensor<f32>, tensor<2x3x6xbf16>
+}
+
+func.func @cross_entropy_chunk_bf16(%arg0: tensor<2x6xbf16>, %arg1: tensor<6xi32>, %arg2: tensor<f32>) -> (tensor<f32>, tensor<2x6xbf16>) {
+  %v3 = mw.cross_entropy %arg0, %arg1 {label_offset = 3 : i64} : (tensor<2x6xbf16>, tensor<6xi32>) -> tensor<f32>
+  %v4 = mw.cross_entropy_grad %arg0, %arg1, %arg2 {label_offset = 3 : i64} : (tensor<2x6xbf16>, tensor<6xi32>, tensor<f32>) -> tensor<2x6xbf16>
+  return %v3, %v4 : tensor<f32>, tensor<2x6xbf16>
 }
 
 func.func @attention_f32(%arg0: tensor<2x2x4x3xf32>, %arg1: tensor<2x2x5x3xf32>, %arg2: tensor<2x2x5x2xf32>, %arg3: tensor<2x2x4x2xf32>) -> (tensor<2x2x4x2xf32>, tensor<2x2x4xf32>, tensor<2x2x4x3xf32>, tensor<2x2x5x3xf32>, tensor<2x2x5x2xf32>) {

@@ -327,6 +327,16 @@ def build_cases():
                    {"ignore_index": I(2)}),
               c.op("mw.cross_entropy_grad", [logits, other, dl], [(dt, [2, 3, 6])],
                    {"ignore_index": I(2)}))
+        # a chunk (--mw-chunk-loss): rows 3 and 4 of a batch of 6 labels, one
+        # ignored outside the chunk, so the mean divides by 5
+        c = case("cross_entropy_chunk_" + dt)
+        logits = c.arg(dt, [2, 6], U(-4, 4))
+        labels = c.arg(i32, [6], VALS(0, -100, 3, 5, 2, 1))
+        dl = c.arg(f32, [], VALS(0.75))
+        c.ret(c.op("mw.cross_entropy", [logits, labels], [(f32, [])],
+                   {"label_offset": I(3)}),
+              c.op("mw.cross_entropy_grad", [logits, labels, dl], [(dt, [2, 6])],
+                   {"label_offset": I(3)}))
 
     # attention and its gradient (the reference path: the blocked one sums
     # through sgemm in other orders)

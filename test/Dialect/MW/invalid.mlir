@@ -744,6 +744,38 @@ func.func @cross_entropy_labels_keep_class_dim(%l: tensor<64x256xf32>, %y: tenso
 
 // -----
 
+func.func @cross_entropy_label_offset_rank(%l: tensor<2x8x16xf32>, %y: tensor<32xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.cross_entropy' op with label_offset, logits must be [n, C] and labels [N], got logits 'tensor<2x8x16xf32>' and labels 'tensor<32xi32>'}}
+  %0 = mw.cross_entropy %l, %y {label_offset = 0} : (tensor<2x8x16xf32>, tensor<32xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_label_offset_past_end(%l: tensor<8x16xf32>, %y: tensor<32xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.cross_entropy' op label_offset 25 + 8 rows exceeds the 32 labels}}
+  %0 = mw.cross_entropy %l, %y {label_offset = 25} : (tensor<8x16xf32>, tensor<32xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_label_offset_negative(%l: tensor<8x16xf32>, %y: tensor<32xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'mw.cross_entropy' op label_offset -1 + 8 rows exceeds the 32 labels}}
+  %0 = mw.cross_entropy %l, %y {label_offset = -1} : (tensor<8x16xf32>, tensor<32xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_label_offset(%l: tensor<8x16xf32>, %y: tensor<4xi32>, %g: tensor<f32>) -> tensor<8x16xf32> {
+  // expected-error@+1 {{'mw.cross_entropy_grad' op label_offset 0 + 8 rows exceeds the 4 labels}}
+  %0 = mw.cross_entropy_grad %l, %y, %g {label_offset = 0} : (tensor<8x16xf32>, tensor<4xi32>, tensor<f32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
 func.func @cross_entropy_result(%l: tensor<64x256xf32>, %y: tensor<64xi32>) -> tensor<64xf32> {
   // expected-error@+1 {{'mw.cross_entropy' op result #0 must be 0D tensor of 32-bit float values, but got 'tensor<64xf32>'}}
   %0 = mw.cross_entropy %l, %y : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<64xf32>

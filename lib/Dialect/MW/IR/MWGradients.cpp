@@ -408,9 +408,9 @@ LogicalResult EmbeddingOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
 
 LogicalResult CrossEntropyOp::buildGradient(OpBuilder &b, ArrayRef<Value> dys,
                                             SmallVectorImpl<Value> &dxs) {
-  dxs[0] = b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(),
-                                        getLogits(), getLabels(), first(dys),
-                                        getIgnoreIndex());
+  dxs[0] = b.create<CrossEntropyGradOp>(
+      getLoc(), getLogits().getType(), getLogits(), getLabels(), first(dys),
+      getIgnoreIndexAttr(), getLabelOffsetAttr());
   return success();
 }
 

@@ -450,19 +450,38 @@ LogicalResult EmbeddingGradOp::verify() {
                            "grad_output");
 }
 
+/// Labels of the logits' shape without the class dimension; or, with
+/// `label_offset` (a chunk of a larger batch), rank-2 logits [n, C] and
+/// every label of the batch, [N] with `label_offset + n <= N`.
 static LogicalResult verifyLogitsAndLabels(Operation *op, Value logits,
-                                           Value labels) {
+                                           Value labels,
+                                           std::optional<uint64_t> offset) {
   if (rankOf(logits) < 1)
     return op->emitOpError("logits must have rank >= 1, got 0");
-  return expectType(op, labels, "labels", shapeOf(logits).drop_back(), nullptr);
+  if (!offset)
+    return expectType(op, labels, "labels", shapeOf(logits).drop_back(),
+                      nullptr);
+  if (rankOf(logits) != 2 || rankOf(labels) != 1)
+    return op->emitOpError("with label_offset, logits must be [n, C] and "
+                           "labels [N], got logits ")
+           << logits.getType() << " and labels " << labels.getType();
+  int64_t rows = shapeOf(logits)[0], all = shapeOf(labels)[0];
+  int64_t first = static_cast<int64_t>(*offset);
+  if (first < 0 || first > all || rows > all - first)
+    return op->emitOpError("label_offset ")
+           << first << " + " << rows << " rows exceeds the " << all
+           << " labels";
+  return success();
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels(),
+                               getLabelOffset());
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())))
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels(),
+                                   getLabelOffset())))
     return failure();
   return expectSameType(*this, getResult(), "result", getLogits(), "logits");
 }

@@ -154,13 +154,14 @@ Value chooseDestination(OpBuilder &builder, Operation *op, unsigned index,
 
 /// The destinations of the results of `fusion` (the fusion contract's
 /// aliasing rule, docs/fusion.md): a horizontal kernel's updates go into the
-/// parameters and states they replace; a loop kernel's result, and a row
-/// kernel's result of the iteration shape, may go into an input of its type
-/// that the kernel reads only at the output's own index (a row kernel's row
-/// ops read it along the row, whole rows before writing them; one whose
-/// last use is here first), never a function argument; every other result,
-/// and every result of a matmul kernel, into a tensor.empty built at
-/// `builder`'s insertion point.
+/// parameters and states they replace; a loop kernel's result, and a row or
+/// matmul kernel's result of the iteration shape (an epilogue's, not the
+/// matmul's own), may go into an input of its type that the kernel reads
+/// only at the output's own index (a row kernel's row ops read it along the
+/// row, whole rows before writing them; a matmul kernel's epilogue reads it
+/// after the product: an accumulator, C += A B; one whose last use is here
+/// first), never a function argument; every other result into a
+/// tensor.empty built at `builder`'s insertion point.
 SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
                                             FusionOp fusion,
                                             const OpOrder &order) {
@@ -179,9 +180,11 @@ SmallVector<Value> chooseFusionDestinations(OpBuilder &builder,
                 dyn_cast<BlockArgument>(def.getOwner()->getOperand(*tied)))
           dest = fusion.getInputs()[arg.getArgNumber()];
     } else if (fusion.getKind() == FusionKind::loop ||
-               (fusion.getKind() == FusionKind::row &&
+               (fusion.getKind() != FusionKind::horizontal &&
                 cast<RankedTensorType>(type).getShape() ==
-                    fusion.getIterationShape())) {
+                    fusion.getIterationShape() &&
+                !(fusion.getKind() == FusionKind::matmul &&
+                  isa_and_nonnull<MatmulOp>(yielded.getDefiningOp())))) {
       bool wholeRows = fusion.getKind() == FusionKind::row;
       std::optional<unsigned> first;
       for (auto [j, in] : llvm::enumerate(fusion.getInputs())) {

@@ -289,6 +289,14 @@ bool Fuser::legalToAdd(Group &g, Operation *u) const {
     // g -> ... -> p -> u: u would need g's results before g has them.
     if (dependsOn(p, inGroup, lowest))
       return false;
+    // A product made after g starts, outside it: u belongs in that
+    // matmul's epilogue. Joining g would make g wait for the product,
+    // keeping g's values live across it (a chain of partial products'
+    // sums, --mw-chunk-loss's weight gradient, would read every product
+    // at once).
+    if (g.kind != FusionKind::horizontal && isa<MatmulOp>(p) &&
+        pos.lookup(p) > lowest)
+      return false;
   }
   // u -> ... -> m for a member m: g would need u's results through ops
   // outside it. Only those at or after u can depend on it (dependsOn stops

@@ -36,6 +36,11 @@ void mlir::mw::buildBufferizePipeline(OpPassManager &pm, bool foldViews) {
 static void addTrainPipeline(OpPassManager &pm,
                              std::unique_ptr<Pass> staticArena,
                              const TrainPipelineFlags &flags) {
+  if (flags.chunkLoss > 0) {
+    MwChunkLossOptions chunkOptions;
+    chunkOptions.chunks = flags.chunkLoss;
+    pm.addPass(createMwChunkLoss(chunkOptions));
+  }
   if (flags.fuse)
     pm.addPass(createMwSink());
   if (flags.hoistUpdates)
@@ -53,9 +58,10 @@ void mlir::mw::buildTrainPipeline(OpPassManager &pm,
   addTrainPipeline(pm, createMwStaticArena(arenaOptions), flags);
 }
 
-/// Takes the pipeline's own boolean options (`fuse`, `hoist-updates`; each
-/// as `name`, `name=true`, `name=false`, `name=1` or `name=0`) out of
-/// --mw-train-pipeline's option text; the rest is --mw-static-arena's.
+/// Takes the pipeline's own options out of --mw-train-pipeline's option
+/// text: the booleans `fuse` and `hoist-updates` (each as `name`,
+/// `name=true`, `name=false`, `name=1` or `name=0`) and the count
+/// `chunk-loss=N`; the rest is --mw-static-arena's.
 static FailureOr<TrainPipelineFlags>
 takePipelineFlags(std::string &options,
                   function_ref<LogicalResult(const Twine &)> errorHandler) {
@@ -65,6 +71,14 @@ takePipelineFlags(std::string &options,
   TrainPipelineFlags flags;
   for (StringRef word : words) {
     auto [key, value] = word.split('=');
+    if (key == "chunk-loss") {
+      if (value.getAsInteger(10, flags.chunkLoss) || flags.chunkLoss < 0) {
+        (void)errorHandler("mw-train-pipeline: chunk-loss=" + value +
+                           " is not a count of chunks (0: off)");
+        return failure();
+      }
+      continue;
+    }
     bool *flag = key == "fuse"            ? &flags.fuse
                  : key == "hoist-updates" ? &flags.hoistUpdates
                                           : nullptr;
@@ -117,7 +131,8 @@ void mlir::mw::registerMWPipelines() {
       });
   registerPassPipeline(
       "mw-train-pipeline",
-      "Compile a step for the runtime: --mw-sink (with fuse=true), "
+      "Compile a step for the runtime: --mw-chunk-loss (with "
+      "chunk-loss=N), --mw-sink (with fuse=true), "
       "--mw-hoist-updates (unless hoist-updates=false), --mw-fuse (with "
       "fuse=true), "
       "--mw-bufferize, --mw-static-arena (with this pipeline's other "
@@ -149,6 +164,12 @@ void mlir::mw::registerMWPipelines() {
                         "update runs as soon as its gradient is final "
                         "(default true; hoist-updates=false keeps every "
                         "update after the backward pass)");
+        options.addCount("chunk-loss",
+                         "Run --mw-chunk-loss=chunks=N first, so the LM "
+                         "head's logits, loss and their gradients are "
+                         "computed N chunks of rows at a time (default 0: "
+                         "off; the loss and the head's weight gradient then "
+                         "sum in another order)");
         mirrorMwStaticArenaOptions(options);
         optionHandler(options);
       });

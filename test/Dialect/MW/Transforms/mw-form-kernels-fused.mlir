@@ -3,9 +3,10 @@
 // a loop kernel may write an input it reads only at the output's own index
 // (one that dies there first), never a function argument; so may a row
 // kernel's result of the iteration shape, where the row ops read the input
-// along its rows (the runtime reads whole rows before writing them); a
-// matmul kernel writes fresh tensors; a horizontal kernel updates the
-// parameters and states in place. One-Shot Bufferize then gives buffers only to the
+// along its rows (the runtime reads whole rows before writing them); so may
+// a matmul kernel's epilogue result (an accumulator, C += A B: the epilogue
+// reads it after the product), never the matmul's own; a horizontal kernel
+// updates the parameters and states in place. One-Shot Bufferize then gives buffers only to the
 // kernels' inputs and outputs.
 // RUN: mw-opt %s -split-input-file --mw-form-kernels | FileCheck %s
 // RUN: mw-opt %s -split-input-file --mw-bufferize | FileCheck %s --check-prefix=BUF
@@ -171,4 +172,46 @@ func.func @horizontal_in_place(%p: tensor<8xf32> {mw.role = #mw.role<param>}, %g
     mw.yield %a#0, %a#1, %b : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>
   }
   return %r#0, %r#1, %r#2 : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A matmul kernel whose epilogue adds the product to an accumulator that
+// dies there (--mw-chunk-loss's weight gradient): the sum goes into the
+// accumulator's buffer, and One-Shot Bufferize keeps it there. The product
+// itself, yielded too, gets a buffer of its own.
+// CHECK-LABEL: func.func @matmul_accumulate
+// CHECK:       %[[ACC:.*]] = mw.kernel ins(%arg2
+// CHECK:       %[[P:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:       mw.kernel ins(%arg0, %arg1, %[[ACC]] : tensor<4x6xf32>, tensor<6x8xf32>, tensor<4x8xf32>) outs(%[[ACC]], %[[P]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// BUF-LABEL:   func.func @matmul_accumulate
+// BUF:         %[[A:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// BUF:         %[[B:.*]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// BUF-NOT:     memref.alloc
+// BUF:         mw.kernel ins(%arg0, %arg1, %[[A]] : {{.*}}) outs(%[[A]], %[[B]] : memref<4x8xf32>, memref<4x8xf32>)
+func.func @matmul_accumulate(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %acc = mw.exp %c : tensor<4x8xf32>
+  %r:2 = mw.fusion matmul ins(%a, %b, %acc : tensor<4x6xf32>, tensor<6x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%x: tensor<4x6xf32>, %y: tensor<6x8xf32>, %z: tensor<4x8xf32>):
+    %p = mw.matmul %x, %y : (tensor<4x6xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>
+    %s = mw.add %z, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    mw.yield %s, %p : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// The accumulator is a function argument: never a destination.
+// CHECK-LABEL: func.func @matmul_accumulate_argument
+// CHECK:       %[[D:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:       mw.kernel ins(%arg0, %arg1, %arg2 : {{.*}}) outs(%[[D]] : tensor<4x8xf32>)
+func.func @matmul_accumulate_argument(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = mw.fusion matmul ins(%a, %b, %c : tensor<4x6xf32>, tensor<6x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  ^bb0(%x: tensor<4x6xf32>, %y: tensor<6x8xf32>, %z: tensor<4x8xf32>):
+    %p = mw.matmul %x, %y : (tensor<4x6xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>
+    %s = mw.add %z, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    mw.yield %s : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
 }

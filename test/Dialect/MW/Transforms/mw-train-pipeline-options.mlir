@@ -16,6 +16,13 @@
 // RUN: mw-opt %s --mw-train-pipeline="hoist-updates=false fuse alignment=64" | FileCheck %s --check-prefix=FUSE
 // RUN: not mw-opt %s --mw-train-pipeline="fuse=maybe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSEBAD
 // RUN: not mw-opt %s --mw-train-pipeline="hoist-updates=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOISTBAD
+// chunk-loss=N runs --mw-chunk-loss=chunks=N first (this step has no loss:
+// nothing changes).
+// RUN: mw-opt %s --mw-train-pipeline="chunk-loss=4 alignment=64" | FileCheck %s --check-prefix=PLAN
+// RUN: not mw-opt %s --mw-train-pipeline="chunk-loss=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKBAD
+// RUN: not mw-opt %s --mw-train-pipeline="chunk-loss=some" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKBAD2
+// CHUNKBAD: mw-train-pipeline: chunk-loss=-1 is not a count of chunks (0: off)
+// CHUNKBAD2: mw-train-pipeline: chunk-loss=some is not a count of chunks (0: off)
 // FUSE-LABEL: func.func @step
 // FUSE-SAME: mw.arena_alignment = 64 : i64
 // FUSE: mw.kernel ins(%view, %arg1
@@ -44,6 +51,7 @@
 // HELP:      --mw-train-pipeline
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
+// HELP-NEXT:   --chunk-loss=<long> {{ *}}- Run --mw-chunk-loss=chunks=N first
 // HELP-NEXT:   --fuse {{ *}}- Run --mw-sink and --mw-fuse first
 // HELP-NEXT:   --hoist-updates {{ *}}- Run --mw-hoist-updates first
 // HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]

@@ -25,6 +25,7 @@
 // HELP:      {{^ *}}--mw-train-pipeline{{ +}}-{{ +}}Compile a step
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
+// HELP-NEXT:   --chunk-loss=<long>
 // HELP-NEXT:   --fuse
 // HELP-NEXT:   --hoist-updates
 // HELP-NEXT:   --remarks

@@ -490,7 +490,7 @@ def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_Gra
                    CArg<"int64_t", "-100">:$ignoreIndex), [{
       build($_builder, $_state,
             ::mlir::RankedTensorType::get({}, $_builder.getF32Type()), logits,
-            labels, ignoreIndex);
+            labels, ignoreIndex, /*label_offset=*/nullptr);
     }]>
   ];
   let summary = "mean softmax cross-entropy with integer labels";
@@ -501,12 +501,20 @@ def MW_CrossEntropyOp : MW_Op<"cross_entropy", [DeclareOpInterfaceMethods<MW_Gra
     returned as a rank-0 f32 tensor. When every label is ignored the loss is 0.
     Labels other than `ignore_index` must lie in [0, C).
 
+    A chunk of a larger batch (`--mw-chunk-loss`): with `label_offset`, the
+    logits are rank 2 ([n, C]), the labels rank 1 ([N], every label of the
+    batch) and row t's label is `labels[label_offset + t]`
+    (`label_offset + n <= N`). The sum runs over the chunk's rows and the
+    mean's denominator counts the labels of the whole batch, so the chunks'
+    results add up to the batch's mean.
+
     ```mlir
     %loss = mw.cross_entropy %logits, %labels : (tensor<64x256xf32>, tensor<64xi32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins MW_FloatTensor:$logits, MW_IndexTensor:$labels,
-                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   OptionalAttr<I64Attr>:$label_offset);
   let results = (outs MW_ScalarF32Tensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
@@ -898,7 +906,10 @@ def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", [MW_TiedResults<"0">]> {
   let description = [{
     `grad_logits[t, :] = grad_loss * (softmax(logits[t, :]) - onehot(labels[t])) / N`
     for tokens whose label is not `ignore_index` (N of them), and zero rows for
-    ignored tokens. `grad_loss` is the rank-0 f32 gradient of the loss. Cost:
+    ignored tokens. `grad_loss` is the rank-0 f32 gradient of the loss. With
+    `label_offset`, the logits are a chunk of a larger batch whose labels
+    are all given, as for `mw.cross_entropy`: N counts the whole batch's
+    labels, so each row is the unchunked op's row bit for bit. Cost:
     5 FLOPs per logit. The result may be written into the logits' buffer
     (a training step's logits die here): every kernel reads a row's logits
     before writing that row. `--mw-form-kernels` chooses it when the logits'
@@ -911,7 +922,8 @@ def MW_CrossEntropyGradOp : MW_Op<"cross_entropy_grad", [MW_TiedResults<"0">]> {
   }];
   let arguments = (ins MW_FloatTensor:$logits, MW_IndexTensor:$labels,
                    MW_ScalarF32Tensor:$grad_loss,
-                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   OptionalAttr<I64Attr>:$label_offset);
   let results = (outs MW_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $grad_loss attr-dict `:` functional-type(operands, results)

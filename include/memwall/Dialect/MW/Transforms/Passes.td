@@ -420,6 +420,57 @@ def MwFuse : Pass<"mw-fuse", "ModuleOp"> {
   ];
 }
 
+def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
+  let summary = "Compute a language model's head, its cross-entropy and "
+                "their gradients a chunk of rows at a time, so the [N, V] "
+                "logits are never whole";
+  let description = [{
+    Runs on tensors, after `--mw-autodiff` (and `--mw-remat`, `--mw-zero`),
+    before `--mw-sink`, `--mw-fuse` and bufferization. A language model's
+    logits are its step's largest transient tensors: [N, V] for N tokens
+    and a vocabulary of V (gpt2-small at N = 1024: 196 MiB, and as much
+    again for their gradient). The pass finds each `mw.cross_entropy` /
+    `mw.cross_entropy_grad` pair whose logits are `mw.matmul(h, W)` (plus a
+    bias, through reshapes) and read by nothing else, and whose gradient is
+    read only by the products that make the hidden states' gradient
+    (`g W`), the weight's (`g^T h` or `h^T g`) and a bias's row sum. It
+    replaces them by `chunks` runs of: a slice of h's rows, their logits,
+    their loss and logits' gradient (`label_offset` names the chunk's rows
+    in the whole batch's labels, so the mean still divides by the batch's
+    count) and the three products, one chunk after the other where the
+    gradient was, so one chunk's logits are live at a time. The hidden
+    states' gradient is the chunks' rows concatenated; the loss and the
+    weight's and bias's gradients are the chunks' sums added up (in f32 for
+    bf16 and f16). A forward with only the loss is chunked the same way.
+
+    Every row's logits, loss term and logits' gradient are the unchunked
+    op's, bit for bit; the sums over rows change their order (the loss,
+    the weight's and the bias's gradients: `mw-eval` outputs within a
+    relative 1e-5 in f32, test/Dialect/MW/Transforms/mw-chunk-loss.mlir).
+    More chunks hold less at once and add one pass over the weight's
+    gradient each (docs/training.md, "The loss in chunks"). A head the pass
+    cannot split is left whole; `report=true` says why.
+
+    ```mlir
+    %logits = mw.matmul %h, %wte {transpose_rhs} : ... -> tensor<1024x50257xf32>
+    %loss = mw.cross_entropy %logits, %labels : ...
+    %g = mw.cross_entropy_grad %logits, %labels, %seed : ...
+    %dh = mw.matmul %g, %wte : ...
+    %dwte = mw.matmul %g, %h {transpose_lhs} : ...
+    // becomes, per chunk i of rows [r, r + n):
+    //   %hi = mw.slice %h [r, 0] [n, 768]; %li = mw.matmul %hi, %wte ...
+    //   mw.cross_entropy %li, %labels {label_offset = r}; ...
+    ```
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"8",
+           "How many chunks of rows (at most one a row; default 8)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print each head chunked, or why it was left whole">,
+  ];
+  let dependentDialects = ["::mlir::mw::MWDialect"];
+}
+
 def MwSink : Pass<"mw-sink", "ModuleOp"> {
   let summary = "Move ops toward their first reader where that lowers the "
                 "step's peak of live tensor bytes (a memory-aware schedule)";

@@ -30,6 +30,8 @@ struct TrainPipelineFlags {
   bool hoistUpdates = true;
   /// --mw-sink and --mw-fuse before bufferization.
   bool fuse = false;
+  /// --mw-chunk-loss=chunks=N first, when N > 0.
+  int64_t chunkLoss = 0;
 };
 
 /// Adds --mw-train-pipeline's passes to `pm`: --mw-sink when `flags.fuse`,
@@ -44,7 +46,8 @@ void buildTrainPipeline(OpPassManager &pm,
 /// Registers the --mw-bufferize and --mw-train-pipeline pipelines. The
 /// options of --mw-train-pipeline are --mw-static-arena's own, which the
 /// pipeline hands to the pass to parse and check, and its own `fuse`
-/// (default false) and `hoist-updates` (default true): TrainPipelineFlags.
+/// (default false), `hoist-updates` (default true) and `chunk-loss` (default
+/// 0, off): TrainPipelineFlags.
 void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
