@@ -12,14 +12,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorSchedule.h"
+
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -228,8 +232,61 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
           << " (expected a count of at least 1)";
       return signalPassFailure();
     }
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(runOnFunction(func)))
+        return signalPassFailure();
+  }
+
+  /// Chunks each head of `func` on a copy of it, which replaces the body
+  /// when its peak of live tensor bytes (TensorSchedule: the arena's rules
+  /// on unfused tensors) is no higher than the body's, or with `force`.
+  LogicalResult runOnFunction(func::FuncOp func) {
+    auto say = [&](const Twine &what) {
+      if (report)
+        llvm::outs() << "mw-chunk-loss @" << func.getSymName() << ": " << what
+                     << "\n";
+    };
+    for (size_t skip = 0;;) {
+      SmallVector<Value> candidates = candidatesIn(func);
+      if (skip >= candidates.size())
+        return success();
+      IRMapping mapping;
+      func::FuncOp copy = func.clone(mapping);
+      auto discard = llvm::make_scope_exit([&] { copy.erase(); });
+      LossHead lh;
+      std::string why, summary;
+      if (failed(match(mapping.lookup(candidates[skip]), lh, why))) {
+        say("left whole: " + why);
+        ++skip;
+        continue;
+      }
+      FailureOr<bool> changed = rewrite(lh, copy, why, summary);
+      if (failed(changed))
+        return failure();
+      if (!*changed) {
+        say("left whole: " + why);
+        ++skip;
+        continue;
+      }
+      int64_t before = livePeak(func), after = livePeak(copy);
+      if (after > before && !force) {
+        say("left whole: " + summary +
+            " would raise the live tensor peak "
+            "from " +
+            Twine(before) + " to " + Twine(after) + " bytes");
+        ++skip;
+        continue;
+      }
+      say(summary + ", live tensor peak " + Twine(before) + " -> " +
+          Twine(after) + " bytes");
+      func.getBody().takeBody(copy.getBody());
+    }
+  }
+
+  /// The logits of the loss ops in `func`'s body not chunked yet.
+  static SmallVector<Value> candidatesIn(func::FuncOp func) {
     SmallVector<Value> candidates;
-    getOperation().walk([&](Operation *op) {
+    for (Operation &op : func.getBody().front()) {
       Value logits;
       if (auto g = dyn_cast<CrossEntropyGradOp>(op); g && !g.getLabelOffset())
         logits = g.getLogits();
@@ -238,40 +295,37 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
         logits = ce.getLogits();
       if (logits && !llvm::is_contained(candidates, logits))
         candidates.push_back(logits);
-    });
-    for (Value logits : candidates) {
-      Operation *anchor = *logits.getUsers().begin();
-      auto func = dyn_cast<func::FuncOp>(anchor->getParentOp());
-      if (!func) // inside a kernel's or a fusion's body: already formed
-        continue;
-      LossHead lh;
-      std::string why;
-      if (failed(match(logits, lh, why))) {
-        if (report)
-          llvm::outs() << "mw-chunk-loss @" << func.getSymName()
-                       << ": left whole: " << why << "\n";
-        continue;
-      }
-      if (failed(rewrite(lh, func)))
-        return signalPassFailure();
     }
+    return candidates;
   }
 
-  LogicalResult rewrite(LossHead &lh, func::FuncOp func);
+  static int64_t livePeak(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    TensorSchedule schedule(body);
+    SmallVector<int> order(schedule.ops.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = static_cast<int>(i);
+    return schedule.peak(order);
+  }
+
+  /// Chunks `lh` in `func`: true, with `summary` saying how; false, with
+  /// `why`, where it is left whole.
+  FailureOr<bool> rewrite(LossHead &lh, func::FuncOp func, std::string &why,
+                          std::string &summary);
 };
 
-LogicalResult MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func) {
+FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
+                                         std::string &why,
+                                         std::string &summary) {
   // The chunks go where the last of the loss and its gradient was: every
   // operand is defined before it, and the readers of what they replace come
   // after it (the loss's readers are checked).
   Operation *at = lh.grad ? lh.grad.getOperation() : lh.loss.getOperation();
   if (lh.loss && lh.grad && lh.grad->isBeforeInBlock(lh.loss))
     at = lh.loss;
-  auto leaveWhole = [&](StringRef why) {
-    if (report)
-      llvm::outs() << "mw-chunk-loss @" << func.getSymName()
-                   << ": left whole: " << why << "\n";
-    return success();
+  auto leaveWhole = [&](StringRef reason) -> FailureOr<bool> {
+    why = reason.str();
+    return false;
   };
   if (lh.loss && lh.grad && at == lh.grad &&
       llvm::any_of(lh.loss.getResult().getUsers(), [&](Operation *user) {
@@ -442,15 +496,15 @@ LogicalResult MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func) {
   // What is left is read elsewhere too (h's reshape): only the ops the
   // chunks replace must be gone.
   for (Operation *op : dead)
-    if (!isa<ReshapeOp>(op) || op == lh.logits.getDefiningOp())
-      return op->emitError("mw-chunk-loss: an op the chunks replace is "
-                           "still read");
-  if (report)
-    llvm::outs() << "mw-chunk-loss @" << func.getSymName() << ": [" << rows
-                 << ", " << classes << "] logits in " << n << " chunks of "
-                 << chunkRows(rows, n, 0).second << " rows"
-                 << (lh.grad ? ", with their gradient" : "") << "\n";
-  return success();
+    if (!isa<ReshapeOp>(op) || op == lh.logits.getDefiningOp()) {
+      op->emitError("mw-chunk-loss: an op the chunks replace is still read");
+      return failure();
+    }
+  llvm::raw_string_ostream os(summary);
+  os << "[" << rows << ", " << classes << "] logits in " << n << " chunks of "
+     << chunkRows(rows, n, 0).second << " rows"
+     << (lh.grad ? ", with their gradient" : "");
+  return true;
 }
 
 } // namespace

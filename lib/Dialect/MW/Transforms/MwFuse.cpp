@@ -178,6 +178,9 @@ private:
   bool dependsOn(Operation *from, llvm::function_ref<bool(Operation *)> target,
                  int64_t lowest) const;
   bool legalToAdd(Group &g, Operation *u) const;
+  /// Whether `p` (outside `g`) is a matmul made after `g`'s first op, or a
+  /// chain of pointwise ops made after it from one.
+  bool readsLaterProduct(const Group &g, Operation *p) const;
   /// Whether update `u` may join horizontal group `g` where the group runs,
   /// at its first update: every operand of `u` is computed before that, and
   /// no op in between reads a buffer `u` overwrites. Updates that
@@ -268,6 +271,25 @@ bool Fuser::dependsOn(Operation *from,
   return false;
 }
 
+bool Fuser::readsLaterProduct(const Group &g, Operation *p) const {
+  int64_t lowest = minPos(g);
+  SmallVector<Operation *> work{p};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!seen.insert(op).second || member(g, op) || pos.lookup(op) <= lowest)
+      continue;
+    if (isa<MatmulOp>(op))
+      return true;
+    if (!memberPointwise(op))
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *q = producer(v))
+        work.push_back(q);
+  }
+  return false;
+}
+
 bool Fuser::legalToAdd(Group &g, Operation *u) const {
   if (g.kind != FusionKind::horizontal) {
     int64_t p = pos.lookup(u);
@@ -289,13 +311,12 @@ bool Fuser::legalToAdd(Group &g, Operation *u) const {
     // g -> ... -> p -> u: u would need g's results before g has them.
     if (dependsOn(p, inGroup, lowest))
       return false;
-    // A product made after g starts, outside it: u belongs in that
-    // matmul's epilogue. Joining g would make g wait for the product,
-    // keeping g's values live across it (a chain of partial products'
-    // sums, --mw-chunk-loss's weight gradient, would read every product
-    // at once).
-    if (g.kind != FusionKind::horizontal && isa<MatmulOp>(p) &&
-        pos.lookup(p) > lowest)
+    // A product made after g starts, outside it (or a pointwise op of
+    // one, its epilogue to be): u belongs in that matmul's epilogue.
+    // Joining g would make g wait for the product, keeping g's values live
+    // across it (a chain of partial products' sums, --mw-chunk-loss's
+    // weight gradient, would read every product at once).
+    if (g.kind != FusionKind::horizontal && readsLaterProduct(g, p))
       return false;
   }
   // u -> ... -> m for a member m: g would need u's results through ops

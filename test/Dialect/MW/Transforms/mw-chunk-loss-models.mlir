@@ -8,9 +8,15 @@
 // f32 master weights after an SGD step within 1e-5.
 //
 // RUN: mw-models gpt --preset gpt2-tiny --train --optimizer sgd -o %t.gpt.mlir
-// RUN: mw-opt %t.gpt.mlir --mw-chunk-loss="chunks=3 report=true" -o %t.gpt.c.mlir | FileCheck %s --check-prefix=GPT
-// GPT: mw-chunk-loss @forward: [64, 256] logits in 3 chunks of 22 rows
-// GPT: mw-chunk-loss @train_step: [64, 256] logits in 3 chunks of 22 rows, with their gradient
+// RUN: mw-opt %t.gpt.mlir --mw-chunk-loss="chunks=3 force=true report=true" -o %t.gpt.c.mlir | FileCheck %s --check-prefix=GPT
+// GPT: mw-chunk-loss @forward: [64, 256] logits in 3 chunks of 22 rows, live tensor peak
+// GPT: mw-chunk-loss @train_step: [64, 256] logits in 3 chunks of 22 rows, with their gradient, live tensor peak
+// Without force=true, the pass chunks where that does not raise the peak
+// of live tensor bytes: gpt2-tiny's step (tied: the embedding's gradient is
+// live anyway), not llama-tiny's (an untied [64, 256] weight, as large as
+// the [64, 256] logits).
+// RUN: mw-opt %t.gpt.mlir --mw-chunk-loss=report=true -o /dev/null | FileCheck %s --check-prefix=KEEP
+// KEEP: mw-chunk-loss @train_step: [64, 256] logits in 8 chunks of 8 rows, with their gradient, live tensor peak {{[0-9]+}} -> {{[0-9]+}} bytes
 // RUN: mw-eval %t.gpt.mlir --entry train_step --random-inputs 3 --save-inputs %t.gpt.in --outputs %t.gpt.ref > /dev/null
 // RUN: mw-eval %t.gpt.c.mlir --entry train_step --inputs %t.gpt.in --outputs %t.gpt.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.gpt.ref %t.gpt.c --rtol 1e-6 | FileCheck %s --check-prefix=GPTSUM
@@ -26,7 +32,9 @@
 // Llama's untied [D, V] lm_head, BERT's biased MLM head, OPT's and the MLP
 // classifier's (a batch of 4 rows in 4 chunks), with SGD.
 // RUN: mw-models llama --preset llama-tiny --train --optimizer sgd -o %t.llama.mlir
-// RUN: mw-opt %t.llama.mlir --mw-chunk-loss -o %t.llama.c.mlir
+// RUN: mw-opt %t.llama.mlir --mw-chunk-loss=report=true -o /dev/null | FileCheck %s --check-prefix=WHOLE
+// WHOLE: mw-chunk-loss @train_step: left whole: [64, 256] logits in 8 chunks of 8 rows, with their gradient would raise the live tensor peak from {{[0-9]+}} to {{[0-9]+}} bytes
+// RUN: mw-opt %t.llama.mlir --mw-chunk-loss=force=true -o %t.llama.c.mlir
 // RUN: mw-eval %t.llama.mlir --entry train_step --random-inputs 4 --save-inputs %t.llama.in --outputs %t.llama.ref > /dev/null
 // RUN: mw-eval %t.llama.c.mlir --entry train_step --inputs %t.llama.in --outputs %t.llama.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.llama.ref %t.llama.c --rtol 1e-6 | FileCheck %s --check-prefix=LLAMA
@@ -34,7 +42,7 @@
 // LLAMA: compared 22 tensors, 0 mismatches
 // LLAMABITS: compared 20 tensors, 0 mismatches
 // RUN: mw-models bert --preset bert-tiny --train --optimizer sgd -o %t.bert.mlir
-// RUN: mw-opt %t.bert.mlir --mw-chunk-loss=chunks=5 -o %t.bert.c.mlir
+// RUN: mw-opt %t.bert.mlir --mw-chunk-loss="chunks=5 force=true" -o %t.bert.c.mlir
 // RUN: mw-eval %t.bert.mlir --entry train_step --random-inputs 5 --save-inputs %t.bert.in --outputs %t.bert.ref > /dev/null
 // RUN: mw-eval %t.bert.c.mlir --entry train_step --inputs %t.bert.in --outputs %t.bert.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.bert.ref %t.bert.c --rtol 1e-6 | FileCheck %s --check-prefix=BERT
@@ -42,21 +50,21 @@
 // BERT: compared 43 tensors, 0 mismatches
 // BERTBITS: compared 40 tensors, 0 mismatches
 // RUN: mw-models opt --preset opt-tiny --train --optimizer sgd -o %t.opt.mlir
-// RUN: mw-opt %t.opt.mlir --mw-chunk-loss -o %t.opt.c.mlir
+// RUN: mw-opt %t.opt.mlir --mw-chunk-loss=force=true -o %t.opt.c.mlir
 // RUN: mw-eval %t.opt.mlir --entry train_step --random-inputs 6 --save-inputs %t.opt.in --outputs %t.opt.ref > /dev/null
 // RUN: mw-eval %t.opt.c.mlir --entry train_step --inputs %t.opt.in --outputs %t.opt.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.opt.ref %t.opt.c --rtol 1e-6 | FileCheck %s --check-prefix=OPT
 // OPT: 0 mismatches
 // RUN: mw-models mlp --preset mlp-tiny --train --optimizer sgd -o %t.mlp.mlir
-// RUN: mw-opt %t.mlp.mlir --mw-chunk-loss="chunks=4 report=true" -o %t.mlp.c.mlir | FileCheck %s --check-prefix=MLP
-// MLP: mw-chunk-loss @train_step: [4, 10] logits in 4 chunks of 1 rows, with their gradient
+// RUN: mw-opt %t.mlp.mlir --mw-chunk-loss="chunks=4 force=true report=true" -o %t.mlp.c.mlir | FileCheck %s --check-prefix=MLP
+// MLP: mw-chunk-loss @train_step: [4, 10] logits in 4 chunks of 1 rows, with their gradient, live tensor peak
 // RUN: mw-eval %t.mlp.mlir --entry train_step --random-inputs 7 --save-inputs %t.mlp.in --outputs %t.mlp.ref > /dev/null
 // RUN: mw-eval %t.mlp.c.mlir --entry train_step --inputs %t.mlp.in --outputs %t.mlp.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.mlp.ref %t.mlp.c --rtol 1e-6 | FileCheck %s --check-prefix=OPT
 //
 // AdamW (the default).
 // RUN: mw-models gpt --preset gpt2-tiny --train -o %t.adam.mlir
-// RUN: mw-opt %t.adam.mlir --mw-chunk-loss -o %t.adam.c.mlir
+// RUN: mw-opt %t.adam.mlir --mw-chunk-loss=force=true -o %t.adam.c.mlir
 // RUN: mw-eval %t.adam.mlir --entry train_step --random-inputs 3 --save-inputs %t.adam.in --outputs %t.adam.ref > /dev/null
 // RUN: mw-eval %t.adam.c.mlir --entry train_step --inputs %t.adam.in --outputs %t.adam.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.adam.ref %t.adam.c --rtol 1e-4 | FileCheck %s --check-prefix=OPT
@@ -64,13 +72,13 @@
 // bf16 and fp16 with SGD (f32 master weights; the fp16 step's loss
 // scaling seeds the gradient with the scale, an argument).
 // RUN: mw-models llama --preset llama-tiny --train --precision bf16 --optimizer sgd -o %t.bf16.mlir
-// RUN: mw-opt %t.bf16.mlir --mw-chunk-loss -o %t.bf16.c.mlir
+// RUN: mw-opt %t.bf16.mlir --mw-chunk-loss=force=true -o %t.bf16.c.mlir
 // RUN: mw-eval %t.bf16.mlir --entry train_step --random-inputs 3 --save-inputs %t.bf16.in --outputs %t.bf16.ref > /dev/null
 // RUN: mw-eval %t.bf16.c.mlir --entry train_step --inputs %t.bf16.in --outputs %t.bf16.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.bf16.ref %t.bf16.c --rtol 1e-5 | FileCheck %s --check-prefix=OPT
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.bf16.ref %t.bf16.c --ignore loss,lm_head.weight | FileCheck %s --check-prefix=OPT
 // RUN: mw-models gpt --preset gpt2-tiny --train --precision fp16 --optimizer sgd -o %t.fp16.mlir
-// RUN: mw-opt %t.fp16.mlir --mw-chunk-loss -o %t.fp16.c.mlir
+// RUN: mw-opt %t.fp16.mlir --mw-chunk-loss=force=true -o %t.fp16.c.mlir
 // RUN: mw-eval %t.fp16.mlir --entry train_step --random-inputs 3 --save-inputs %t.fp16.in --outputs %t.fp16.ref > /dev/null
 // RUN: mw-eval %t.fp16.c.mlir --entry train_step --inputs %t.fp16.in --outputs %t.fp16.c > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.fp16.ref %t.fp16.c --rtol 1e-5 | FileCheck %s --check-prefix=OPT
@@ -78,8 +86,8 @@
 // After --mw-zero (stages 1-3, two ranks): each rank's chunks of its own
 // rows, the labels' count per rank (the local mean, as before).
 // RUN: mw-opt %t.adam.mlir --mw-zero="stage=3 ranks=2 reduce-bucket=20000" -o %t.z.mlir
-// RUN: mw-opt %t.z.mlir --mw-chunk-loss="chunks=4 report=true" -o %t.z.c.mlir | FileCheck %s --check-prefix=ZERO
-// ZERO: mw-chunk-loss @train_step: [32, 256] logits in 4 chunks of 8 rows, with their gradient
+// RUN: mw-opt %t.z.mlir --mw-chunk-loss="chunks=4 force=true report=true" -o %t.z.c.mlir | FileCheck %s --check-prefix=ZERO
+// ZERO: mw-chunk-loss @train_step: [32, 256] logits in 4 chunks of 8 rows, with their gradient, live tensor peak
 // RUN: mw-eval %t.z.mlir --entry train_step --ranks 2 --random-inputs 3 --outputs %t.z.ref.st > /dev/null
 // RUN: mw-eval %t.z.c.mlir --entry train_step --ranks 2 --random-inputs 3 --outputs %t.z.c.st > /dev/null
 // RUN: python3 %S/../../../Runtime/Inputs/compare_safetensors.py %t.z.ref.rank0.st %t.z.c.rank0.st --rtol 1e-4 | FileCheck %s --check-prefix=OPT
@@ -99,7 +107,7 @@
 // ACC: mw.kernel ins(%{{.*}}, %{{.*}}, %[[A:[a-z_0-9]*]] : memref<21x256xf32>, {{.*}}, memref<256x64xf32>) outs(%[[A]] : memref<256x64xf32>) attributes {mw.layer = "lm_head"}
 // RUN: mw-translate --mw-to-plan %t.p2.mlir -o %t.p2.mwplan
 // On a planned step (the ops inside kernels) the pass changes nothing.
-// RUN: mw-opt %t.p0.mlir --mw-chunk-loss -o %t.p0.again.mlir
+// RUN: mw-opt %t.p0.mlir --mw-chunk-loss=force=true -o %t.p0.again.mlir
 // RUN: mw-opt %t.p0.mlir -o %t.p0.same.mlir
 // RUN: cmp %t.p0.again.mlir %t.p0.same.mlir
 // RUN: mw-run %t.p0.mwplan --steps 3 --seed 4 --reference-matmul --save-weights %t.w0 > /dev/null

@@ -1,10 +1,20 @@
 // --mw-chunk-loss computes an LM head's logits, their cross-entropy and its
 // gradient a chunk of rows at a time, with the products that read the
 // logits' gradient, so the whole [N, V] logits never exist.
-// RUN: mw-opt %s -split-input-file --mw-chunk-loss=chunks=2 | FileCheck %s
-// RUN: mw-opt %s -split-input-file --mw-chunk-loss="chunks=2 report=true" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// These small heads have fewer rows than columns of the hidden states,
+// where chunking raises the peak (the weight and its gradient's sum are
+// held across the chunks): force=true chunks them anyway, to show how.
+// RUN: mw-opt %s -split-input-file --mw-chunk-loss="chunks=2 force=true" | FileCheck %s
+// RUN: mw-opt %s -split-input-file --mw-chunk-loss="chunks=2 force=true report=true" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// Without it, the pass keeps only the chunks that do not raise the peak of
+// live tensor bytes.
+// RUN: mw-opt %s -split-input-file --mw-chunk-loss="chunks=2 report=true" -o /dev/null | FileCheck %s --check-prefix=PEAK
+// PEAK: mw-chunk-loss @step: left whole: [8, 16] logits in 2 chunks of 4 rows, with their gradient would raise the live tensor peak from 1348 to 1380 bytes
+// PEAK: mw-chunk-loss @untied: left whole: {{.*}} would raise the live tensor peak
+// PEAK: mw-chunk-loss @forward: [2, 16] logits in 2 chunks of 1 rows, live tensor peak 132 -> 92 bytes
+// PEAK: mw-chunk-loss @loss_read_first: [4, 16] logits in 2 chunks of 2 rows, with their gradient, live tensor peak 356 -> 232 bytes
 // Chunked ops (label_offset) are not chunked again.
-// RUN: mw-opt %s -split-input-file --mw-chunk-loss=chunks=2 --mw-chunk-loss=chunks=3 | FileCheck %s
+// RUN: mw-opt %s -split-input-file --mw-chunk-loss="chunks=2 force=true" --mw-chunk-loss="chunks=3 force=true" | FileCheck %s
 // RUN: not mw-opt %s -split-input-file --mw-chunk-loss=chunks=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: mw-chunk-loss: chunks=0 (expected a count of at least 1)
 
@@ -12,7 +22,7 @@
 // reader of the logits' gradient: the hidden states' gradient (g W), the
 // weight's (g^T h) and the bias's (the row sum). Chunk 1 starts at row 4
 // of the 8 labels; the [8, 16] logits are gone.
-// REPORT: mw-chunk-loss @step: [8, 16] logits in 2 chunks of 4 rows, with their gradient
+// REPORT: mw-chunk-loss @step: [8, 16] logits in 2 chunks of 4 rows, with their gradient, live tensor peak 1348 -> 1380 bytes
 // CHECK-LABEL: func.func @step
 // CHECK-NOT:   tensor<8x16xf32>
 // CHECK:       %[[H:.*]] = mw.reshape %arg0 {mw.layer = "head"} : tensor<2x4x6xf32> -> tensor<8x6xf32>
@@ -57,7 +67,7 @@ func.func @step(%h: tensor<2x4x6xf32>, %w: tensor<16x6xf32>, %b: tensor<16xf32>,
 // An untied [D, V] weight in bf16 (Llama's lm_head): h^T g for its
 // gradient, g W^T for the hidden states'. Sums over rows add up in f32 and
 // are rounded once; 3 rows in 2 chunks of 2 and 1.
-// REPORT: mw-chunk-loss @untied: [3, 16] logits in 2 chunks of 2 rows, with their gradient
+// REPORT: mw-chunk-loss @untied: [3, 16] logits in 2 chunks of 2 rows, with their gradient, live tensor peak
 // CHECK-LABEL: func.func @untied
 // CHECK:       mw.slice %arg0 offsets = [0, 0] sizes = [2, 6]
 // CHECK:       mw.matmul %{{.*}}, %arg1 : (tensor<2x6xbf16>, tensor<6x16xbf16>) -> tensor<2x16xbf16>
@@ -86,7 +96,7 @@ func.func @untied(%h: tensor<3x6xbf16>, %w: tensor<6x16xbf16>, %y: tensor<3xi32>
 
 // A forward with the loss only (evaluation, or @forward): its logits are
 // chunked too. More chunks than rows: one a row.
-// REPORT: mw-chunk-loss @forward: [2, 16] logits in 2 chunks of 1 rows
+// REPORT: mw-chunk-loss @forward: [2, 16] logits in 2 chunks of 1 rows, live tensor peak
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT:   tensor<2x16xf32>
 // CHECK:       mw.cross_entropy {{.*}} {ignore_index = 0 : i64, label_offset = 0 : i64}
@@ -155,7 +165,7 @@ func.func @seed_after_read(%h: tensor<4x6xf32>, %w: tensor<16x6xf32>, %y: tensor
 // The loss is read before its gradient (a ZeRO step's all-reduce of it), and
 // the gradient's seed is a constant made after that read: the seed moves
 // up and the chunks go where the loss was.
-// REPORT: mw-chunk-loss @loss_read_first: [4, 16] logits in 2 chunks of 2 rows, with their gradient
+// REPORT: mw-chunk-loss @loss_read_first: [4, 16] logits in 2 chunks of 2 rows, with their gradient, live tensor peak
 // CHECK-LABEL: func.func @loss_read_first
 // CHECK:       mw.splat
 // CHECK:       mw.cross_entropy_grad

@@ -448,8 +448,15 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
     the weight's and the bias's gradients: `mw-eval` outputs within a
     relative 1e-5 in f32, test/Dialect/MW/Transforms/mw-chunk-loss.mlir).
     More chunks hold less at once and add one pass over the weight's
-    gradient each (docs/training.md, "The loss in chunks"). A head the pass
-    cannot split is left whole; `report=true` says why.
+    gradient each (docs/training.md, "The LM head's loss in chunks").
+
+    Chunking holds the weight and its gradient's sum across the chunks; it
+    pays where the logits are larger than those (N > D, roughly). The pass
+    rewrites a copy of the function and keeps it only when its peak of
+    live tensor bytes (the model of `--mw-sink`: unfused tensors, by the
+    arena's rules) is no higher than the function's, unless `force=true`.
+    A head the pass cannot split, or whose chunks would raise the peak, is
+    left whole; `report=true` says why, and the peaks.
 
     ```mlir
     %logits = mw.matmul %h, %wte {transpose_rhs} : ... -> tensor<1024x50257xf32>
@@ -465,6 +472,9 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
   let options = [
     Option<"chunks", "chunks", "int64_t", /*default=*/"8",
            "How many chunks of rows (at most one a row; default 8)">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "Chunk a head even where that raises the step's peak of live "
+           "tensor bytes">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print each head chunked, or why it was left whole">,
   ];
