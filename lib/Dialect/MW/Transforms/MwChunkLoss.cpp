@@ -161,6 +161,10 @@ LogicalResult match(Value logits, LossHead &lh, std::string &why) {
     SmallVector<Value> work{lh.grad.getResult()};
     while (!work.empty()) {
       Value g = work.pop_back_val();
+      // Rows of the logits' gradient in order, whatever the leading shape:
+      // a reshape that moves the class dimension is read as something else.
+      if (shapeOf(g).empty() || shapeOf(g).back() != classes)
+        return fail("the logits' gradient is reshaped across its classes");
       for (Operation *user : g.getUsers()) {
         if (auto reshape = dyn_cast<ReshapeOp>(user)) {
           lh.dead.push_back(reshape);

@@ -180,3 +180,18 @@ func.func @loss_read_first(%h: tensor<4x6xf32>, %w: tensor<16x6xf32>, %y: tensor
   %dh = mw.matmul %g, %w : (tensor<4x16xf32>, tensor<16x6xf32>) -> tensor<4x6xf32>
   return %r, %dh : tensor<f32>, tensor<4x6xf32>
 }
+
+// -----
+
+// Left whole: the logits' gradient is reshaped across its classes, so a
+// sum "over its rows" is something else.
+// REPORT: mw-chunk-loss @across_classes: left whole: the logits' gradient is reshaped across its classes
+// CHECK-LABEL: func.func @across_classes
+// CHECK-NOT:   label_offset
+func.func @across_classes(%h: tensor<4x6xf32>, %w: tensor<16x6xf32>, %y: tensor<4xi32>, %s: tensor<f32>) -> tensor<8xf32> {
+  %l = mw.matmul %h, %w {transpose_rhs} : (tensor<4x6xf32>, tensor<16x6xf32>) -> tensor<4x16xf32>
+  %g = mw.cross_entropy_grad %l, %y, %s : (tensor<4x16xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x16xf32>
+  %r = mw.reshape %g : tensor<4x16xf32> -> tensor<8x8xf32>
+  %b = mw.reduce_sum %r axes = [0] : tensor<8x8xf32> -> tensor<8xf32>
+  return %b : tensor<8xf32>
+}
