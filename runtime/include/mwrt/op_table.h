@@ -93,83 +93,69 @@ inline constexpr int kNumOpKinds = 61;
 /// result may be exactly an operand (InPlace), the operand's own contiguous
 /// buffer (View), or share no memory with it (None); Kernel names the
 /// runtime's kernel (run<Kernel> in src/cpu).
-#define MWRT_FOR_EACH_OP(X)                                                    \
-  X(Constant, "mw.constant", 0, 0, 1, 1, None, "value", Constant)              \
-  X(Splat, "mw.splat", 0, 0, 1, 1, None, "value", Splat)                       \
-  X(Add, "mw.add", 2, 2, 1, 1, InPlace, "", Elementwise)                       \
-  X(Sub, "mw.sub", 2, 2, 1, 1, InPlace, "", Elementwise)                       \
-  X(Mul, "mw.mul", 2, 2, 1, 1, InPlace, "", Elementwise)                       \
-  X(Div, "mw.div", 2, 2, 1, 1, InPlace, "", Elementwise)                       \
-  X(Maximum, "mw.maximum", 2, 2, 1, 1, InPlace, "", Elementwise)               \
-  X(Neg, "mw.neg", 1, 1, 1, 1, InPlace, "", Elementwise)                       \
-  X(Exp, "mw.exp", 1, 1, 1, 1, InPlace, "", Elementwise)                       \
-  X(Log, "mw.log", 1, 1, 1, 1, InPlace, "", Elementwise)                       \
-  X(Tanh, "mw.tanh", 1, 1, 1, 1, InPlace, "", Elementwise)                     \
-  X(Sqrt, "mw.sqrt", 1, 1, 1, 1, InPlace, "", Elementwise)                     \
-  X(Rsqrt, "mw.rsqrt", 1, 1, 1, 1, InPlace, "", Elementwise)                   \
-  X(Reciprocal, "mw.reciprocal", 1, 1, 1, 1, InPlace, "", Elementwise)         \
-  X(Relu, "mw.relu", 1, 1, 1, 1, InPlace, "", Elementwise)                     \
-  X(Sigmoid, "mw.sigmoid", 1, 1, 1, 1, InPlace, "", Elementwise)               \
-  X(Silu, "mw.silu", 1, 1, 1, 1, InPlace, "", Elementwise)                     \
-  X(Clamp, "mw.clamp", 1, 1, 1, 1, InPlace, "min max", Elementwise)            \
-  X(Gelu, "mw.gelu", 1, 1, 1, 1, InPlace, "approximate", Elementwise)          \
-  X(Cast, "mw.cast", 1, 1, 1, 1, InPlace, "", Cast)                            \
-  X(Matmul, "mw.matmul", 2, 2, 1, 1, None, "transpose_lhs transpose_rhs",      \
-    Matmul)                                                                    \
-  X(ReduceSum, "mw.reduce_sum", 1, 1, 1, 1, None, "axes keepdims", Reduce)     \
-  X(ReduceMax, "mw.reduce_max", 1, 1, 1, 1, None, "axes keepdims", Reduce)     \
-  X(ReduceMean, "mw.reduce_mean", 1, 1, 1, 1, None, "axes keepdims", Reduce)   \
-  X(Softmax, "mw.softmax", 1, 1, 1, 1, InPlace, "axis", Softmax)               \
-  X(LogSoftmax, "mw.log_softmax", 1, 1, 1, 1, InPlace, "axis", Softmax)        \
-  X(LayerNorm, "mw.layer_norm", 3, 3, 3, 3, None, "epsilon", LayerNorm)        \
-  X(RmsNorm, "mw.rms_norm", 2, 2, 2, 2, None, "epsilon", RmsNorm)              \
-  X(Embedding, "mw.embedding", 2, 2, 1, 1, None, "", Embedding)                \
-  X(CrossEntropy, "mw.cross_entropy", 2, 2, 1, 1, None,                        \
-    "ignore_index label_offset", CrossEntropy)                                 \
-  X(Attention, "mw.attention", 3, 3, 2, 2, None, "causal scale", Attention)    \
-  X(Reshape, "mw.reshape", 1, 1, 1, 1, View, "", Reshape)                      \
-  X(Transpose, "mw.transpose", 1, 1, 1, 1, None, "permutation", Transpose)     \
-  X(BroadcastTo, "mw.broadcast_to", 1, 1, 1, 1, None, "", BroadcastTo)         \
-  X(Slice, "mw.slice", 1, 1, 1, 1, None, "offsets sizes strides", Slice)       \
-  X(Concat, "mw.concat", 1, -1, 1, 1, None, "axis", Concat)                    \
-  X(ReluGrad, "mw.relu_grad", 2, 2, 1, 1, InPlace, "", Elementwise)            \
-  X(SiluGrad, "mw.silu_grad", 2, 2, 1, 1, InPlace, "", Elementwise)            \
+#define MWRT_FOR_EACH_OP(X) \
+  X(Constant, "mw.constant", 0, 0, 1, 1, None, "value", Constant) \
+  X(Splat, "mw.splat", 0, 0, 1, 1, None, "value", Splat) \
+  X(Add, "mw.add", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(Sub, "mw.sub", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(Mul, "mw.mul", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(Div, "mw.div", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(Maximum, "mw.maximum", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(Neg, "mw.neg", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Exp, "mw.exp", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Log, "mw.log", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Tanh, "mw.tanh", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Sqrt, "mw.sqrt", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Rsqrt, "mw.rsqrt", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Reciprocal, "mw.reciprocal", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Relu, "mw.relu", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Sigmoid, "mw.sigmoid", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Silu, "mw.silu", 1, 1, 1, 1, InPlace, "", Elementwise) \
+  X(Clamp, "mw.clamp", 1, 1, 1, 1, InPlace, "min max", Elementwise) \
+  X(Gelu, "mw.gelu", 1, 1, 1, 1, InPlace, "approximate", Elementwise) \
+  X(Cast, "mw.cast", 1, 1, 1, 1, InPlace, "", Cast) \
+  X(Matmul, "mw.matmul", 2, 2, 1, 1, None, "transpose_lhs transpose_rhs", Matmul) \
+  X(ReduceSum, "mw.reduce_sum", 1, 1, 1, 1, None, "axes keepdims", Reduce) \
+  X(ReduceMax, "mw.reduce_max", 1, 1, 1, 1, None, "axes keepdims", Reduce) \
+  X(ReduceMean, "mw.reduce_mean", 1, 1, 1, 1, None, "axes keepdims", Reduce) \
+  X(Softmax, "mw.softmax", 1, 1, 1, 1, InPlace, "axis", Softmax) \
+  X(LogSoftmax, "mw.log_softmax", 1, 1, 1, 1, InPlace, "axis", Softmax) \
+  X(LayerNorm, "mw.layer_norm", 3, 3, 3, 3, None, "epsilon", LayerNorm) \
+  X(RmsNorm, "mw.rms_norm", 2, 2, 2, 2, None, "epsilon", RmsNorm) \
+  X(Embedding, "mw.embedding", 2, 2, 1, 1, None, "", Embedding) \
+  X(CrossEntropy, "mw.cross_entropy", 2, 2, 1, 1, None, "ignore_index label_offset", CrossEntropy) \
+  X(Attention, "mw.attention", 3, 3, 2, 2, None, "causal scale", Attention) \
+  X(Reshape, "mw.reshape", 1, 1, 1, 1, View, "", Reshape) \
+  X(Transpose, "mw.transpose", 1, 1, 1, 1, None, "permutation", Transpose) \
+  X(BroadcastTo, "mw.broadcast_to", 1, 1, 1, 1, None, "", BroadcastTo) \
+  X(Slice, "mw.slice", 1, 1, 1, 1, None, "offsets sizes strides", Slice) \
+  X(Concat, "mw.concat", 1, -1, 1, 1, None, "axis", Concat) \
+  X(ReluGrad, "mw.relu_grad", 2, 2, 1, 1, InPlace, "", Elementwise) \
+  X(SiluGrad, "mw.silu_grad", 2, 2, 1, 1, InPlace, "", Elementwise) \
   X(GeluGrad, "mw.gelu_grad", 2, 2, 1, 1, InPlace, "approximate", Elementwise) \
-  X(ClampGrad, "mw.clamp_grad", 2, 2, 1, 1, InPlace, "min max", Elementwise)   \
-  X(SoftmaxGrad, "mw.softmax_grad", 2, 2, 1, 1, InPlace, "axis", SoftmaxGrad)  \
-  X(LogSoftmaxGrad, "mw.log_softmax_grad", 2, 2, 1, 1, InPlace, "axis",        \
-    SoftmaxGrad)                                                               \
-  X(ReduceMaxGrad, "mw.reduce_max_grad", 3, 3, 1, 1, None, "axes keepdims",    \
-    ReduceMaxGrad)                                                             \
-  X(LayerNormGrad, "mw.layer_norm_grad", 5, 5, 3, 3, None, "", LayerNormGrad)  \
-  X(RmsNormGrad, "mw.rms_norm_grad", 4, 4, 2, 2, None, "", RmsNormGrad)        \
-  X(EmbeddingGrad, "mw.embedding_grad", 2, 2, 1, 1, None, "", EmbeddingGrad)   \
-  X(CrossEntropyGrad, "mw.cross_entropy_grad", 3, 3, 1, 1, InPlace,            \
-    "ignore_index label_offset", CrossEntropy)                                 \
-  X(AttentionGrad, "mw.attention_grad", 6, 6, 3, 3, None, "causal scale",      \
-    AttentionGrad)                                                             \
-  X(AdamW, "mw.adamw", 5, 5, 3, 3, InPlace, "lr beta1 beta2 eps weight_decay", \
-    AdamW)                                                                     \
-  X(Sgd, "mw.sgd", 2, 3, 1, 2, InPlace,                                        \
-    "lr momentum dampening weight_decay nesterov", Sgd)                        \
-  X(FoundInf, "mw.found_inf", 1, -1, 1, 1, None, "", FoundInf)                 \
-  X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select)                      \
-  X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace,              \
-    "window hysteresis min_scale factor", LossScaleUpdate)                     \
-  X(Wait, "mw.wait", 1, -1, 1, 1, InPlace, "", Wait)                           \
-  X(Fetch, "mw.fetch", 1, 1, 1, 1, None, "layer", Fetch)                       \
-  X(KvCacheWrite, "mw.kv_cache_write", 3, 3, 1, 1, InPlace, "scale",           \
-    KvCacheWrite)                                                              \
-  X(PagedAttention, "mw.paged_attention", 5, 5, 1, 1, None,                    \
-    "scale k_scale v_scale", PagedAttention)                                   \
-  X(MeshAllReduce, "mesh.all_reduce", 1, 1, 1, 1, None,                        \
-    "mesh mesh_axes reduction", AllReduce)                                     \
-  X(MeshReduceScatter, "mesh.reduce_scatter", 1, 1, 1, 1, None,                \
-    "mesh mesh_axes reduction scatter_axis", ReduceScatter)                    \
-  X(MeshAllGather, "mesh.all_gather", 1, 1, 1, 1, None,                        \
-    "mesh mesh_axes gather_axis", AllGather)                                   \
-  X(MeshAllSlice, "mesh.all_slice", 1, 1, 1, 1, None,                          \
-    "mesh mesh_axes slice_axis", AllSlice)
+  X(ClampGrad, "mw.clamp_grad", 2, 2, 1, 1, InPlace, "min max", Elementwise) \
+  X(SoftmaxGrad, "mw.softmax_grad", 2, 2, 1, 1, InPlace, "axis", SoftmaxGrad) \
+  X(LogSoftmaxGrad, "mw.log_softmax_grad", 2, 2, 1, 1, InPlace, "axis", SoftmaxGrad) \
+  X(ReduceMaxGrad, "mw.reduce_max_grad", 3, 3, 1, 1, None, "axes keepdims", ReduceMaxGrad) \
+  X(LayerNormGrad, "mw.layer_norm_grad", 5, 5, 3, 3, None, "", LayerNormGrad) \
+  X(RmsNormGrad, "mw.rms_norm_grad", 4, 4, 2, 2, None, "", RmsNormGrad) \
+  X(EmbeddingGrad, "mw.embedding_grad", 2, 2, 1, 1, None, "", EmbeddingGrad) \
+  X(CrossEntropyGrad, "mw.cross_entropy_grad", 3, 3, 1, 1, InPlace, "ignore_index label_offset", CrossEntropy) \
+  X(AttentionGrad, "mw.attention_grad", 6, 6, 3, 3, None, "causal scale", AttentionGrad) \
+  X(AdamW, "mw.adamw", 5, 5, 3, 3, InPlace, "lr beta1 beta2 eps weight_decay", AdamW) \
+  X(Sgd, "mw.sgd", 2, 3, 1, 2, InPlace, "lr momentum dampening weight_decay nesterov", Sgd) \
+  X(FoundInf, "mw.found_inf", 1, -1, 1, 1, None, "", FoundInf) \
+  X(Select, "mw.select", 3, 3, 1, 1, InPlace, "", Select) \
+  X(LossScaleUpdate, "mw.loss_scale_update", 5, 5, 4, 4, InPlace, "window hysteresis min_scale factor", LossScaleUpdate) \
+  X(Wait, "mw.wait", 1, -1, 1, 1, InPlace, "", Wait) \
+  X(Fetch, "mw.fetch", 1, 1, 1, 1, None, "layer", Fetch) \
+  X(KvCacheWrite, "mw.kv_cache_write", 3, 3, 1, 1, InPlace, "scale", KvCacheWrite) \
+  X(PagedAttention, "mw.paged_attention", 5, 5, 1, 1, None, "scale k_scale v_scale", PagedAttention) \
+  X(MeshAllReduce, "mesh.all_reduce", 1, 1, 1, 1, None, "mesh mesh_axes reduction", AllReduce) \
+  X(MeshReduceScatter, "mesh.reduce_scatter", 1, 1, 1, 1, None, "mesh mesh_axes reduction scatter_axis", ReduceScatter) \
+  X(MeshAllGather, "mesh.all_gather", 1, 1, 1, 1, None, "mesh mesh_axes gather_axis", AllGather) \
+  X(MeshAllSlice, "mesh.all_slice", 1, 1, 1, 1, None, "mesh mesh_axes slice_axis", AllSlice) \
+
 
 /// The op's full name, "mw.add".
 inline const char *opKindName(OpKind kind) {
