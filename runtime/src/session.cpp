@@ -20,6 +20,7 @@
 #include "executor.h"
 #include "checkpoint.h"
 #include "comm/communicator.h"
+#include "cpu/thread_pool.h"
 #include "mwrt/initial_values.h"
 #include "offload.h"
 #include "status.h"
@@ -229,8 +230,10 @@ public:
                                  std::pair<DType, std::vector<uint8_t>>,
                                  std::less<>> &drawn,
                   std::vector<uint8_t> &bytes) const;
+  /// Persistent `p`'s default bytes; a weight's normal variates are
+  /// transformed on `pool`'s threads (the same values, drawn in order).
   void fillDefault(int p, NormalGenerator &weights, NormalGenerator &data,
-                   std::vector<uint8_t> &bytes) const;
+                   std::vector<uint8_t> &bytes, cpu::ThreadPool &pool) const;
   mwrt_status checkTensor(const std::string &source, int p,
                           const TensorData &t) const;
   mwrt_status upload(int p, const void *bytes);
@@ -641,7 +644,8 @@ int64_t SessionImpl::tokenBound(int p) const {
 
 void SessionImpl::fillDefault(int p, NormalGenerator &weights,
                               NormalGenerator &data,
-                              std::vector<uint8_t> &bytes) const {
+                              std::vector<uint8_t> &bytes,
+                              cpu::ThreadPool &pool) const {
   const PersistentDesc &d = plan->persistents()[p];
   bytes.assign(d.bytes, 0);
   int64_t n = countOf(d.shape);
@@ -660,29 +664,44 @@ void SessionImpl::fillDefault(int p, NormalGenerator &weights,
   bool isFloat = isFloatType(d.dtype);
   const int64_t rank = comm ? comm->rank() : 0;
   const int64_t ranks = plan->ranks();
+  // Elements [first, first + count) of a parameter named `name` of rank
+  // `r`, stored at `at + i - first` where that is in [0, n): zeros, ones
+  // (norm scales) or N(0, kWeightStd) variates, drawn in order.
+  auto param = [&](std::string_view name, size_t r, int64_t count,
+                   int64_t offset) {
+    auto put = [&](int64_t i, double v) {
+      int64_t j = offset + i;
+      if (j >= 0 && j < n)
+        storeValue(d.dtype, bytes.data(), j, v);
+    };
+    if (!isFloat || initial::endsWith(name, "bias"))
+      return; // zeros, drawing nothing
+    if (!initial::drawsParamValue(name, r)) {
+      for (int64_t i = 0; i < count; ++i)
+        put(i, initial::defaultParamValue(name, r, weights));
+      return;
+    }
+    weights.fill(
+        count,
+        [&](int64_t m, auto &&fn) {
+          pool.parallelFor(m, int64_t{1} << 14,
+                           [&](int, int64_t b, int64_t e) { fn(b, e); });
+        },
+        [&](int64_t i, double v) { put(i, initial::kWeightStd * v); });
+  };
   switch (d.role) {
   case Role::Param:
     if (!d.shard.empty()) {
       // A ZeRO piece: every rank draws every member whole, as one rank
       // would, and keeps its piece, so the pieces make up whole tensors.
-      int64_t begin = rank * n, at = 0;
+      int64_t at = -rank * n;
       for (const ShardMemberDesc &m : d.shard) {
-        bool zeros = !isFloat || initial::endsWith(m.source, "bias");
-        for (int64_t i = 0; i < m.elements; ++i, ++at) {
-          double v = zeros ? 0.0
-                           : initial::defaultParamValue(
-                                 m.source, m.shape.size(), weights);
-          if (at >= begin && at < begin + n)
-            storeValue(d.dtype, bytes.data(), at - begin, v);
-        }
+        param(m.source, m.shape.size(), m.elements, at);
+        at += m.elements;
       }
       return;
     }
-    if (!isFloat || initial::endsWith(d.name, "bias"))
-      return; // zeros, drawing nothing
-    for (int64_t i = 0; i < n; ++i)
-      storeValue(d.dtype, bytes.data(), i,
-                 initial::defaultParamValue(d.name, d.shape.size(), weights));
+    param(d.name, d.shape.size(), n, 0);
     return;
   case Role::Input:
   case Role::Label: {
@@ -758,6 +777,10 @@ mwrt_status SessionImpl::drawDefaults(
     const {
   NormalGenerator weights(options.seed);
   NormalGenerator data(options.seed ^ 0x9e3779b97f4a7c15ull);
+  // The weights' variates are transformed on as many threads as the CPU
+  // backend's kernels use (the same values for any count).
+  cpu::ThreadPool pool(options.threads > 0 ? options.threads
+                                           : cpu::ThreadPool::defaultThreads());
   // Variates of passed-over persistents, skipped only when a wanted one
   // draws after them (none after the last wanted one).
   uint64_t passedWeights = 0, passedData = 0;
@@ -805,7 +828,7 @@ mwrt_status SessionImpl::drawDefaults(
       data.skip(passedData);
       passedData = 0;
     }
-    fillDefault(static_cast<int>(p), weights, data, bytes);
+    fillDefault(static_cast<int>(p), weights, data, bytes, pool);
     if (d.role == Role::Param && isFloatType(d.dtype) && sources.count(d.name))
       drawn[d.name] = {d.dtype, bytes};
     if (mwrt_status st = use(p, bytes))
@@ -825,7 +848,7 @@ mwrt_status SessionImpl::drawDefaults(
     drawn[d.name] = {d.dtype, std::move(t.bytes)};
   }
   for (size_t p : masters) {
-    fillDefault(static_cast<int>(p), weights, data, bytes);
+    fillDefault(static_cast<int>(p), weights, data, bytes, pool);
     fillMaster(plan->persistents()[p], drawn, bytes);
     if (mwrt_status st = use(p, bytes))
       return st;

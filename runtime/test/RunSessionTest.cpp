@@ -283,6 +283,27 @@ TEST(RunSession, GeneratorSkipPassesOverVariates) {
   EXPECT_EQ(drawn.next(), skipped.next());
 }
 
+// fill() gives exactly the variates next() gives, in their order, for any
+// split of the transforms (here in reverse, in odd pieces, across blocks of
+// draws), and leaves the generator where next() calls would.
+TEST(RunSession, GeneratorFillIsNextInAnyOrder) {
+  const int64_t n = (int64_t{1} << 18) + 1234; // more than one block
+  initial::NormalGenerator one(7), many(7);
+  std::vector<double> expected(n), got(n, -1.0);
+  for (double &v : expected)
+    v = one.next();
+  many.fill(
+      n,
+      [](int64_t m, auto &&fn) {
+        for (int64_t end = m; end > 0; end -= std::min<int64_t>(end, 997))
+          fn(end - std::min<int64_t>(end, 997), end);
+      },
+      [&](int64_t i, double v) { got[i] = v; });
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[i], expected[i]) << i;
+  EXPECT_EQ(many.next(), one.next());
+}
+
 TEST(RunSession, LoadedTensorsAreNotDrawn) {
   // twoAdamPlan: params w (3 variates), then u (8); optimizer state zero,
   // the loss an output. What a load writes first is never drawn, and the

@@ -18,11 +18,13 @@
 #ifndef MWRT_INITIAL_VALUES_H
 #define MWRT_INITIAL_VALUES_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <string_view>
+#include <vector>
 
 namespace mwrt::initial {
 
@@ -33,8 +35,30 @@ class NormalGenerator {
 public:
   explicit NormalGenerator(uint64_t seed) : rng(seed) {}
   double next() {
-    double u1 = uniform01(), u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    uint64_t a = rng();
+    uint64_t b = rng();
+    return boxMuller(a, b);
+  }
+  /// The next `n` variates, exactly as n next() calls give them, passed to
+  /// store(i, v) for i in [0, n). The draws are made in order; their
+  /// transforms (a log, a square root and a cosine each, most of the
+  /// time) are independent, so `parallelFor(count, fn)` may run
+  /// fn(begin, end) over [0, count) split any way, on any threads: store
+  /// is then called concurrently for distinct i.
+  template <typename ParallelFor, typename Store>
+  void fill(int64_t n, ParallelFor &&parallelFor, Store &&store) {
+    constexpr int64_t kBlock = int64_t{1} << 18; // 4 MiB of draws
+    std::vector<uint64_t> draws;
+    for (int64_t first = 0; first < n; first += kBlock) {
+      int64_t m = std::min(kBlock, n - first);
+      draws.resize(static_cast<size_t>(2 * m));
+      for (uint64_t &d : draws)
+        d = rng();
+      parallelFor(m, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          store(first + i, boxMuller(draws[2 * i], draws[2 * i + 1]));
+      });
+    }
   }
   /// A raw 64-bit draw (integer inputs).
   uint64_t raw() { return rng(); }
@@ -43,10 +67,15 @@ public:
   void skip(uint64_t variates) { rng.discard(2 * variates); }
 
 private:
-  /// Uniform in (0, 1): the top 53 bits, centred in their interval.
-  double uniform01() {
-    return (static_cast<double>(rng() >> 11) + 0.5) *
-           (1.0 / 9007199254740992.0);
+  /// Uniform in (0, 1): the top 53 bits of a draw, centred in their
+  /// interval.
+  static double uniform01(uint64_t draw) {
+    return (static_cast<double>(draw >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  }
+  /// One variate from two draws, in their order.
+  static double boxMuller(uint64_t a, uint64_t b) {
+    double u1 = uniform01(a), u2 = uniform01(b);
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
   std::mt19937_64 rng;
 };
