@@ -1225,7 +1225,6 @@ mwrt_status detail::checkFusedAliasing(const BoundKernel &k) {
   // Every kind reads an identity-only input's element before it stores the
   // element at that index: a matmul kernel's matmul reads only its operands
   // (never identity-only) and its epilogue runs after it.
-  bool mayAlias = true;
   for (size_t o = 0; o < k.outs.size(); ++o) {
     for (size_t i = 0; i < k.ins.size(); ++i) {
       const TensorRef &out = k.outs[o], &in = k.ins[i];
@@ -1234,7 +1233,7 @@ mwrt_status detail::checkFusedAliasing(const BoundKernel &k) {
       bool same = out.data == in.data && out.shape == in.shape &&
                   dtypeSize(out.dtype) == dtypeSize(in.dtype) &&
                   out.strides == in.strides; // bound: always explicit
-      if (same && a.identityOnly[i] && mayAlias)
+      if (same && a.identityOnly[i])
         continue;
       return setError(MWRT_INVALID_ARGUMENT,
                       std::string("'mw.fusion' (") + fusionKindName(a.kind) +

@@ -264,7 +264,7 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
         ++skip;
         continue;
       }
-      FailureOr<bool> changed = rewrite(lh, copy, why, summary);
+      FailureOr<bool> changed = rewrite(lh, why, summary);
       if (failed(changed))
         return failure();
       if (!*changed) {
@@ -304,22 +304,15 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
   }
 
   static int64_t livePeak(func::FuncOp func) {
-    Block &body = func.getBody().front();
-    TensorSchedule schedule(body);
-    SmallVector<int> order(schedule.ops.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = static_cast<int>(i);
-    return schedule.peak(order);
+    return TensorSchedule(func.getBody().front()).peak();
   }
 
-  /// Chunks `lh` in `func`: true, with `summary` saying how; false, with
-  /// `why`, where it is left whole.
-  FailureOr<bool> rewrite(LossHead &lh, func::FuncOp func, std::string &why,
-                          std::string &summary);
+  /// Chunks `lh` where it stands: true, with `summary` saying how; false,
+  /// with `why`, where it is left whole.
+  FailureOr<bool> rewrite(LossHead &lh, std::string &why, std::string &summary);
 };
 
-FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
-                                         std::string &why,
+FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
                                          std::string &summary) {
   // The chunks go where the last of the loss and its gradient was: every
   // operand is defined before it, and the readers of what they replace come
@@ -418,18 +411,14 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
                ->getResult(0);
     IntegerAttr ignore = b.getI64IntegerAttr(lh.ignoreIndex);
     IntegerAttr offset = b.getI64IntegerAttr(first);
-    if (lh.loss) {
-      Value part = like(b.create<CrossEntropyOp>(lh.loss.getLoc(),
-                                                 lh.loss.getResult().getType(),
-                                                 li, lh.labels, ignore, offset),
-                        lh.loss)
-                       ->getResult(0);
-      lossAcc =
-          !lossAcc
-              ? part
-              : like(b.create<AddOp>(lh.loss.getLoc(), lossAcc, part), lh.loss)
-                    ->getResult(0);
-    }
+    if (lh.loss)
+      accumulate(lossAcc,
+                 like(b.create<CrossEntropyOp>(lh.loss.getLoc(),
+                                               lh.loss.getResult().getType(),
+                                               li, lh.labels, ignore, offset),
+                      lh.loss)
+                     ->getResult(0),
+                 lh.loss);
     if (!lh.grad)
       continue;
     Value gi = like(b.create<CrossEntropyGradOp>(
@@ -444,8 +433,8 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
                mm)
               ->getResult(0));
     for (auto [k, mm] : llvm::enumerate(lh.weightGrads)) {
-      bool gLhs =
-          throughReshapes(mm.getLhs()) == throughReshapes(lh.grad.getResult());
+      // g^T h for a [V, D] weight (h W^T), h^T g for a [D, V] one (match).
+      bool gLhs = head.getTransposeRhs();
       Value part =
           like(b.create<MatmulOp>(mm.getLoc(), gLhs ? gi : hi, gLhs ? hi : gi,
                                   /*transposeLhs=*/true,
@@ -463,7 +452,7 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
     }
   }
   if (lh.loss)
-    lh.loss.getResult().replaceAllUsesWith(lossAcc);
+    finish(lossAcc, lh.loss.getResult(), lh.loss);
   for (auto [k, mm] : llvm::enumerate(lh.inputGrads)) {
     Value whole = like(b.create<ConcatOp>(mm.getLoc(), inputParts[k],
                                           /*axis=*/int64_t{0}),
@@ -483,27 +472,23 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, func::FuncOp func,
     finish(biasAcc[k], sum.getResult(), sum);
     lh.dead.push_back(sum);
   }
-  // Erase what the chunks replaced, readers first.
+  // Erase what the chunks replaced, readers first (one block: the latest
+  // first). A reshape of h that something else reads stays; every other op
+  // must be gone.
   llvm::SetVector<Operation *> dead(lh.dead.begin(), lh.dead.end());
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (Operation *op : dead) {
-      if (!op || !op->use_empty())
-        continue;
+  SmallVector<Operation *> latestFirst(dead.begin(), dead.end());
+  llvm::sort(latestFirst,
+             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  for (Operation *op : latestFirst) {
+    if (op->use_empty()) {
       op->erase();
-      dead.remove(op);
-      progress = true;
-      break;
+      continue;
     }
-  }
-  // What is left is read elsewhere too (h's reshape): only the ops the
-  // chunks replace must be gone.
-  for (Operation *op : dead)
     if (!isa<ReshapeOp>(op) || op == lh.logits.getDefiningOp()) {
       op->emitError("mw-chunk-loss: an op the chunks replace is still read");
       return failure();
     }
+  }
   llvm::raw_string_ostream os(summary);
   os << "[" << rows << ", " << classes << "] logits in " << n << " chunks of "
      << chunkRows(rows, n, 0).second << " rows"

@@ -257,10 +257,7 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock) {
     return result;
 
   TensorSchedule s(body);
-  SmallVector<int> identity(n);
-  for (int i = 0; i < n; ++i)
-    identity[i] = i;
-  result.peakBefore = s.peak(identity);
+  result.peakBefore = s.peak();
   result.peakAfter = s.peak(order);
   LLVM_DEBUG(llvm::dbgs() << "mw-hoist-updates: " << result.moved << " of "
                           << result.updates << " updates, peak "

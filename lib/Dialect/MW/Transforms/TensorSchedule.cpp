@@ -17,6 +17,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::mw;
 
@@ -184,4 +186,10 @@ SmallVector<int64_t> TensorSchedule::profile(ArrayRef<int> order) const {
 int64_t TensorSchedule::peak(ArrayRef<int> order) const {
   SmallVector<int64_t> live = profile(order);
   return live.empty() ? 0 : *llvm::max_element(live);
+}
+
+int64_t TensorSchedule::peak() const {
+  SmallVector<int> order(ops.size());
+  std::iota(order.begin(), order.end(), 0);
+  return peak(order);
 }

@@ -93,6 +93,8 @@ struct TensorSchedule {
 
   /// The largest entry of profile(order), 0 for an empty body.
   int64_t peak(ArrayRef<int> order) const;
+  /// peak() of the body's own order.
+  int64_t peak() const;
 };
 
 } // namespace mlir::mw
