@@ -50,6 +50,8 @@ struct OwnSourceMgr {
 /// verifier's with --verify-diagnostics). Register it after them: handlers
 /// run newest first. It loads the files the locations name into its own
 /// source manager, as the upstream handler does for files it was not given.
+/// An empty error at an unknown location, which MLIR 19 adds after LLVM's
+/// option parser has printed why a pass option is invalid, is dropped.
 class LongLineDiagnosticHandler : private detail::OwnSourceMgr,
                                   public SourceMgrDiagnosticHandler {
 public:
