@@ -4,10 +4,12 @@
 # (the loss alone) and of @train_step (--mw-train-pipeline fuse=true), every
 # activation kept and, for gpt2-small, with --mw-remat keeping what jax's
 # nothing_saveable keeps (the twelve block inputs, 37,748,736 B), beside the
-# unchunked plan's as ratios; and mw-run's CPU step time of gpt2-small's
-# step unchunked and in 8 chunks, run in turn (median of RUNS runs of
-# --steps 3 each). A benchmark, not a test: it asserts nothing and is not in
-# ctest.
+# unchunked plan's as ratios; each chunk count again with
+# defer-weight-grad=true where that changes the plan (a tied head: its
+# weight gradient made at the embedding's, the logits made twice); and
+# mw-run's CPU step time of gpt2-small's step unchunked, in 8 chunks and in
+# 8 chunks deferred, run in turn (median of RUNS runs of --steps 3 each). A
+# benchmark, not a test: it asserts nothing and is not in ctest.
 # Usage: bench/chunk-loss/run.sh [--models M1,M2] [--chunks C1,C2]
 #          [--runs N] [--no-time] [--out DIR]
 #   --models   gpt2-small-unfused, llama-7b-shaped-4l-bf16, gpt2-tiny
@@ -83,24 +85,30 @@ for m in "${model_list[@]}"; do
   "$mw_models" ${model_args[$m]} --train -o "$out/$m.mlir"
   base_fwd= base_step= base_remat=
   rm -f "$out/$m".c*.mlir
-  for c in 0 "${chunk_list[@]}"; do
-    step "$m: chunk-loss=$c"
-    "$mw_opt" "$out/$m.mlir" --mw-train-pipeline="fuse=true chunk-loss=$c" \
+  for c in 0 "${chunk_list[@]}" "${chunk_list[@]/%/d}"; do
+    n=${c%d} opts=
+    [ "$c" != "$n" ] && opts=" defer-weight-grad=true"
+    step "$m: chunk-loss=$n$opts"
+    "$mw_opt" "$out/$m.mlir" --mw-train-pipeline="fuse=true chunk-loss=$n$opts" \
       -o "$out/$m.c$c.mlir" 2>/dev/null
+    # A deferred row only where the option changes the plan.
+    if [ -n "$opts" ] && cmp -s "$out/$m.c$c.mlir" "$out/$m.c$n.mlir"; then
+      continue
+    fi
     fwd=$(arena "$out/$m.c$c.mlir" forward)
     st=$(arena "$out/$m.c$c.mlir" train_step)
     rm=
     if [ -n "${remat_budget[$m]:-}" ]; then
       "$mw_opt" "$out/$m.mlir" \
         --mw-remat="strategy=auto saved-budget=${remat_budget[$m]} cost=flops" \
-        --mw-train-pipeline="fuse=true chunk-loss=$c" -o "$out/$m.remat.c$c.mlir" 2>/dev/null
+        --mw-train-pipeline="fuse=true chunk-loss=$n$opts" -o "$out/$m.remat.c$c.mlir" 2>/dev/null
       rm=$(arena "$out/$m.remat.c$c.mlir" train_step)
     fi
     if [ "$c" = 0 ]; then
       base_fwd=$fwd base_step=$st base_remat=$rm
       label=none
     else
-      label=$c
+      label=$n${opts:+, deferred}
     fi
     printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$m" "$label" \
       "$fwd" "$(ratio "$fwd" "$base_fwd")" "$st" "$(ratio "$st" "$base_step")" \
@@ -110,15 +118,17 @@ done
 
 if [ -n "$timed" ]; then
   m=${model_list[0]}
-  for c in 0 8; do
+  for c in 0 8 8d; do
+    n=${c%d} opts=
+    [ "$c" != "$n" ] && opts=" defer-weight-grad=true"
     [ -f "$out/$m.c$c.mlir" ] ||
-      "$mw_opt" "$out/$m.mlir" --mw-train-pipeline="fuse=true chunk-loss=$c" \
+      "$mw_opt" "$out/$m.mlir" --mw-train-pipeline="fuse=true chunk-loss=$n$opts" \
         -o "$out/$m.c$c.mlir" 2>/dev/null
     "$mw_translate" --mw-to-plan "$out/$m.c$c.mlir" -o "$out/$m.c$c.mwplan"
   done
   : >"$out/times.txt"
   for r in $(seq 1 "$runs"); do
-    for c in 0 8; do # in turn, so that a noisy minute hits both
+    for c in 0 8 8d; do # in turn, so that a noisy minute hits all three
       step "mw-run $m chunk-loss=$c, run $r of $runs"
       log=$("$mw_run" "$out/$m.c$c.mwplan" --steps 3 2>&1)
       ms=$(sed -n 's/^step time: median \([0-9.]*\) ms.*/\1/p' <<<"$log")
@@ -131,6 +141,8 @@ if [ -n "$timed" ]; then
   t8=$(awk '$1 == 8 { print $2 }' "$out/times.txt" | median)
   p0=$(awk '$1 == 0 { print $3 }' "$out/times.txt" | head -1)
   p8=$(awk '$1 == 8 { print $3 }' "$out/times.txt" | head -1)
+  t8d=$(awk '$1 == "8d" { print $2 }' "$out/times.txt" | median)
+  p8d=$(awk '$1 == "8d" { print $3 }' "$out/times.txt" | head -1)
   {
     echo
     echo "mw-run, $m, fuse=true, CPU, median of $runs runs of 3 steps (in turn):"
@@ -139,6 +151,7 @@ if [ -n "$timed" ]; then
     echo "| --- | ---: | ---: | ---: | ---: |"
     echo "| none | $t0 | | $p0 | |"
     echo "| 8 | $t8 | $(ratio "$t8" "$t0") | $p8 | $(ratio "$p8" "$p0") |"
+    echo "| 8, deferred | $t8d | $(ratio "$t8d" "$t0") | $p8d | $(ratio "$p8d" "$p0") |"
   } >>"$table"
 fi
 cat "$table"

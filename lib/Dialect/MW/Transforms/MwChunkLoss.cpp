@@ -14,6 +14,8 @@
 
 #include "TensorSchedule.h"
 
+#include "memwall/Analysis/StepStructure.h"
+
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 
@@ -218,6 +220,27 @@ LogicalResult match(Value logits, LossHead &lh, std::string &why) {
   return success();
 }
 
+/// The add that finishes `lh`'s weight gradient with a value made after
+/// `at` (a tied embedding's gradient, made at the end of the backward
+/// pass), and that value; null where there is none.
+std::pair<AddOp, Value> lateWeightGrad(LossHead &lh, Operation *at) {
+  if (!lh.grad || lh.weightGrads.size() != 1)
+    return {};
+  Value grad = lh.weightGrads.front().getResult();
+  if (!grad.hasOneUse())
+    return {};
+  auto add = dyn_cast<AddOp>(*grad.getUsers().begin());
+  if (!add || add->getBlock() != at->getBlock())
+    return {};
+  Value other = add.getLhs() == grad ? add.getRhs() : add.getLhs();
+  Operation *def = other.getDefiningOp();
+  if (other == grad || other.getType() != grad.getType() ||
+      add.getType() != grad.getType() || !def ||
+      def->getBlock() != at->getBlock() || def->isBeforeInBlock(at))
+    return {};
+  return {add, other};
+}
+
 /// The rows of chunk `i` of `chunks` over `rows`: as even as can be, the
 /// first chunks one row longer.
 std::pair<int64_t, int64_t> chunkRows(int64_t rows, int64_t chunks, int64_t i) {
@@ -254,25 +277,41 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
       SmallVector<Value> candidates = candidatesIn(func);
       if (skip >= candidates.size())
         return success();
-      IRMapping mapping;
-      func::FuncOp copy = func.clone(mapping);
-      auto discard = llvm::make_scope_exit([&] { copy.erase(); });
-      LossHead lh;
+      // The early form, and with defer-weight-grad the deferred one: each
+      // on its own copy of the function.
       std::string why, summary;
-      if (failed(match(mapping.lookup(candidates[skip]), lh, why))) {
-        say("left whole: " + why);
-        ++skip;
-        continue;
-      }
-      FailureOr<bool> changed = rewrite(lh, why, summary);
-      if (failed(changed))
+      FailureOr<func::FuncOp> copy =
+          chunkedCopy(func, candidates[skip], /*defer=*/false, why, summary);
+      if (failed(copy))
         return failure();
-      if (!*changed) {
+      if (!*copy) {
         say("left whole: " + why);
         ++skip;
         continue;
       }
-      int64_t before = livePeak(func), after = livePeak(copy);
+      auto discard = llvm::make_scope_exit([&] { (*copy).erase(); });
+      int64_t before = livePeak(func), after = livePeak(*copy);
+      if (deferWeightGrad) {
+        std::string lateWhy, lateSummary;
+        FailureOr<func::FuncOp> late = chunkedCopy(
+            func, candidates[skip], /*defer=*/true, lateWhy, lateSummary);
+        if (failed(late))
+          return failure();
+        if (!*late)
+          say("weight gradient not deferred: " + lateWhy);
+        if (*late) {
+          int64_t latePeak = livePeak(*late);
+          if (latePeak < after) {
+            std::swap(*copy, *late);
+            std::swap(summary, lateSummary);
+            after = latePeak;
+          } else {
+            say("weight gradient not deferred: the live tensor peak would be " +
+                Twine(latePeak) + " bytes, not lower than " + Twine(after));
+          }
+          (*late).erase();
+        }
+      }
       if (after > before && !force) {
         say("left whole: " + summary +
             " would raise the live tensor peak "
@@ -283,8 +322,33 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
       }
       say(summary + ", live tensor peak " + Twine(before) + " -> " +
           Twine(after) + " bytes");
-      func.getBody().takeBody(copy.getBody());
+      func.getBody().takeBody((*copy).getBody());
     }
+  }
+
+  /// A copy of `func` with the head of `logits` chunked (with `defer`: its
+  /// weight gradient deferred where it can be, and a null function where it
+  /// cannot); a null function, with `why`, where the head is left whole.
+  FailureOr<func::FuncOp> chunkedCopy(func::FuncOp func, Value logits,
+                                      bool defer, std::string &why,
+                                      std::string &summary) {
+    IRMapping mapping;
+    func::FuncOp copy = func.clone(mapping);
+    auto discard = llvm::make_scope_exit([&] { copy.erase(); });
+    LossHead lh;
+    if (failed(match(mapping.lookup(logits), lh, why)))
+      return func::FuncOp();
+    bool deferred = false;
+    FailureOr<bool> changed = rewrite(lh, defer, why, summary, deferred);
+    if (failed(changed))
+      return failure();
+    if (*changed && defer && !deferred)
+      why = "the weight's gradient is not added to a value made after the "
+            "chunks";
+    if (!*changed || defer != deferred)
+      return func::FuncOp();
+    discard.release();
+    return copy;
   }
 
   /// The logits of the loss ops in `func`'s body not chunked yet.
@@ -304,16 +368,21 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
   }
 
   static int64_t livePeak(func::FuncOp func) {
-    return TensorSchedule(func.getBody().front()).peak();
+    return hoistedPeak(func.getBody().front());
   }
 
   /// Chunks `lh` where it stands: true, with `summary` saying how; false,
-  /// with `why`, where it is left whole.
-  FailureOr<bool> rewrite(LossHead &lh, std::string &why, std::string &summary);
+  /// with `why`, where it is left whole. With `defer`, a weight gradient
+  /// added to a later value is made where that add was (lateWeightGrad),
+  /// and `deferred` says whether it was.
+  FailureOr<bool> rewrite(LossHead &lh, bool defer, std::string &why,
+                          std::string &summary, bool &deferred);
 };
 
-FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
-                                         std::string &summary) {
+FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, bool defer,
+                                         std::string &why, std::string &summary,
+                                         bool &deferred) {
+  deferred = false;
   // The chunks go where the last of the loss and its gradient was: every
   // operand is defined before it, and the readers of what they replace come
   // after it (the loss's readers are checked).
@@ -345,6 +414,9 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
   int64_t n = std::min<int64_t>(chunks, rows);
   if (n <= 1)
     return leaveWhole("one chunk");
+  auto [lateAdd, lateSeed] =
+      defer ? lateWeightGrad(lh, at) : std::pair<AddOp, Value>();
+  deferred = static_cast<bool>(lateAdd);
   MatmulOp head = lh.head;
   Value w = head.getRhs();
   auto hType = cast<RankedTensorType>(head.getLhs().getType());
@@ -393,22 +465,52 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
   SmallVector<SmallVector<Value>> inputParts(lh.inputGrads.size());
   Type logitsElem =
       cast<RankedTensorType>(lh.logits.getType()).getElementType();
-  for (int64_t i = 0; i < n; ++i) {
+  // Chunk i's rows of h and their logits; marked as recomputed where they
+  // are made a second time (the deferred weight gradient's).
+  auto sliceAndLogits = [&](int64_t i, bool again) {
     auto [first, count] = chunkRows(rows, n, i);
-    Value hi = like(b.create<SliceOp>(headLoc, h2, ArrayRef<int64_t>{first, 0},
+    auto mark = [&](Operation *op, Operation *original) {
+      like(op, original);
+      if (again)
+        op->setAttr("mw.recompute", b.getUnitAttr());
+      return op->getResult(0);
+    };
+    Value hi = mark(b.create<SliceOp>(headLoc, h2, ArrayRef<int64_t>{first, 0},
                                       ArrayRef<int64_t>{count, width}),
-                    head)
-                   ->getResult(0);
+                    head);
     auto logitsType = tensor({count, classes}, logitsElem);
-    Value li = like(b.create<MatmulOp>(headLoc, logitsType, hi, w,
+    Value li = mark(b.create<MatmulOp>(headLoc, logitsType, hi, w,
                                        /*transpose_lhs=*/false,
                                        head.getTransposeRhs()),
-                    head)
-                   ->getResult(0);
+                    head);
     if (lh.bias)
-      li = like(b.create<AddOp>(lh.bias.getLoc(), logitsType, li, lh.biasValue),
-                lh.bias)
-               ->getResult(0);
+      li = mark(b.create<AddOp>(lh.bias.getLoc(), logitsType, li, lh.biasValue),
+                lh.bias);
+    return std::make_pair(hi, li);
+  };
+  auto logitsGrad = [&](int64_t i, Value li, bool again) {
+    Operation *gi =
+        like(b.create<CrossEntropyGradOp>(
+                 lh.grad.getLoc(), li.getType(), li, lh.labels,
+                 lh.grad.getGradLoss(), b.getI64IntegerAttr(lh.ignoreIndex),
+                 b.getI64IntegerAttr(chunkRows(rows, n, i).first)),
+             lh.grad);
+    if (again)
+      gi->setAttr("mw.recompute", b.getUnitAttr());
+    return gi->getResult(0);
+  };
+  // g^T h for a [V, D] weight (h W^T), h^T g for a [D, V] one (match).
+  auto weightPart = [&](MatmulOp mm, Value hi, Value gi) {
+    bool gLhs = head.getTransposeRhs();
+    return like(b.create<MatmulOp>(mm.getLoc(), gLhs ? gi : hi, gLhs ? hi : gi,
+                                   /*transposeLhs=*/true,
+                                   /*transposeRhs=*/false),
+                mm)
+        ->getResult(0);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    auto [first, count] = chunkRows(rows, n, i);
+    auto [hi, li] = sliceAndLogits(i, /*again=*/false);
     IntegerAttr ignore = b.getI64IntegerAttr(lh.ignoreIndex);
     IntegerAttr offset = b.getI64IntegerAttr(first);
     if (lh.loss)
@@ -421,28 +523,16 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
                  lh.loss);
     if (!lh.grad)
       continue;
-    Value gi = like(b.create<CrossEntropyGradOp>(
-                        lh.grad.getLoc(), logitsType, li, lh.labels,
-                        lh.grad.getGradLoss(), ignore, offset),
-                    lh.grad)
-                   ->getResult(0);
+    Value gi = logitsGrad(i, li, /*again=*/false);
     for (auto [k, mm] : llvm::enumerate(lh.inputGrads))
       inputParts[k].push_back(
           like(b.create<MatmulOp>(mm.getLoc(), gi, w, /*transposeLhs=*/false,
                                   mm.getTransposeRhs()),
                mm)
               ->getResult(0));
-    for (auto [k, mm] : llvm::enumerate(lh.weightGrads)) {
-      // g^T h for a [V, D] weight (h W^T), h^T g for a [D, V] one (match).
-      bool gLhs = head.getTransposeRhs();
-      Value part =
-          like(b.create<MatmulOp>(mm.getLoc(), gLhs ? gi : hi, gLhs ? hi : gi,
-                                  /*transposeLhs=*/true,
-                                  /*transposeRhs=*/false),
-               mm)
-              ->getResult(0);
-      accumulate(weightAcc[k], part, mm);
-    }
+    if (!deferred)
+      for (auto [k, mm] : llvm::enumerate(lh.weightGrads))
+        accumulate(weightAcc[k], weightPart(mm, hi, gi), mm);
     for (auto [k, sum] : llvm::enumerate(lh.biasGrads)) {
       Value part =
           like(b.create<ReduceSumOp>(sum.getLoc(), gi, ArrayRef<int64_t>{0}),
@@ -464,9 +554,26 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
     mm.getResult().replaceAllUsesWith(whole);
     lh.dead.push_back(mm);
   }
-  for (auto [k, mm] : llvm::enumerate(lh.weightGrads)) {
-    finish(weightAcc[k], mm.getResult(), mm);
+  if (deferred) {
+    // Where the later value is added: each chunk's logits and their
+    // gradient again, and its product with h added into that value.
+    MatmulOp mm = lh.weightGrads.front();
+    b.setInsertionPoint(lateAdd);
+    Value acc;
+    accumulate(acc, lateSeed, lateAdd);
+    for (int64_t i = 0; i < n; ++i) {
+      auto [hi, li] = sliceAndLogits(i, /*again=*/true);
+      accumulate(acc, weightPart(mm, hi, logitsGrad(i, li, /*again=*/true)),
+                 mm);
+    }
+    finish(acc, lateAdd.getResult(), lateAdd);
+    lh.dead.push_back(lateAdd);
     lh.dead.push_back(mm);
+  } else {
+    for (auto [k, mm] : llvm::enumerate(lh.weightGrads)) {
+      finish(weightAcc[k], mm.getResult(), mm);
+      lh.dead.push_back(mm);
+    }
   }
   for (auto [k, sum] : llvm::enumerate(lh.biasGrads)) {
     finish(biasAcc[k], sum.getResult(), sum);
@@ -492,7 +599,10 @@ FailureOr<bool> MwChunkLossPass::rewrite(LossHead &lh, std::string &why,
   llvm::raw_string_ostream os(summary);
   os << "[" << rows << ", " << classes << "] logits in " << n << " chunks of "
      << chunkRows(rows, n, 0).second << " rows"
-     << (lh.grad ? ", with their gradient" : "");
+     << (lh.grad ? ", with their gradient" : "")
+     << (deferred ? ", the weight's gradient deferred to its sum with '" +
+                        getLayerPath(lateAdd) + "' (logits made twice)"
+                  : std::string());
   return true;
 }
 

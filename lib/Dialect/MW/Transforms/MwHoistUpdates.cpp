@@ -68,7 +68,9 @@ struct HoistResult {
   bool kept = false;
 };
 
-HoistResult hoistUpdates(Block &body, bool groupByBlock) {
+/// Moves the updates of `body` up (with `apply`; without, only computes the
+/// result).
+HoistResult hoistUpdates(Block &body, bool groupByBlock, bool apply = true) {
   HoistResult result;
   for (Operation &op : body.without_terminator())
     if (!isMemoryEffectFree(&op)) {
@@ -267,10 +269,23 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock) {
     result.kept = true;
     return result;
   }
+  if (!apply)
+    return result;
   for (int i : order)
     ops[i]->moveBefore(terminator);
   return result;
 }
+
+} // namespace
+
+int64_t mlir::mw::hoistedPeak(Block &body) {
+  HoistResult r = hoistUpdates(body, /*groupByBlock=*/true, /*apply=*/false);
+  if (r.moved <= 0)
+    return TensorSchedule(body).peak();
+  return std::min(r.peakBefore, r.peakAfter);
+}
+
+namespace {
 
 struct MwHoistUpdatesPass
     : public mw::impl::MwHoistUpdatesBase<MwHoistUpdatesPass> {

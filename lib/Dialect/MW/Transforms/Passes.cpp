@@ -39,6 +39,7 @@ static void addTrainPipeline(OpPassManager &pm,
   if (flags.chunkLoss > 0) {
     MwChunkLossOptions chunkOptions;
     chunkOptions.chunks = flags.chunkLoss;
+    chunkOptions.deferWeightGrad = flags.deferWeightGrad;
     pm.addPass(createMwChunkLoss(chunkOptions));
   }
   if (flags.fuse)
@@ -59,8 +60,8 @@ void mlir::mw::buildTrainPipeline(OpPassManager &pm,
 }
 
 /// Takes the pipeline's own options out of --mw-train-pipeline's option
-/// text: the booleans `fuse` and `hoist-updates` (each as `name`,
-/// `name=true`, `name=false`, `name=1` or `name=0`) and the count
+/// text: the booleans `fuse`, `hoist-updates` and `defer-weight-grad` (each
+/// as `name`, `name=true`, `name=false`, `name=1` or `name=0`) and the count
 /// `chunk-loss=N`; the rest is --mw-static-arena's.
 static FailureOr<TrainPipelineFlags>
 takePipelineFlags(std::string &options,
@@ -79,9 +80,10 @@ takePipelineFlags(std::string &options,
       }
       continue;
     }
-    bool *flag = key == "fuse"            ? &flags.fuse
-                 : key == "hoist-updates" ? &flags.hoistUpdates
-                                          : nullptr;
+    bool *flag = key == "fuse"                ? &flags.fuse
+                 : key == "hoist-updates"     ? &flags.hoistUpdates
+                 : key == "defer-weight-grad" ? &flags.deferWeightGrad
+                                              : nullptr;
     if (!flag) {
       rest += (rest.empty() ? "" : " ") + word.str();
       continue;
@@ -95,6 +97,11 @@ takePipelineFlags(std::string &options,
                          " is not a boolean (true or false)");
       return failure();
     }
+  }
+  if (flags.deferWeightGrad && flags.chunkLoss == 0) {
+    (void)errorHandler("mw-train-pipeline: defer-weight-grad is an option "
+                       "of --mw-chunk-loss; give chunk-loss=N with it");
+    return failure();
   }
   options = rest;
   return flags;
@@ -170,6 +177,12 @@ void mlir::mw::registerMWPipelines() {
                          "computed N chunks of rows at a time (default 0: "
                          "off; the loss and the head's weight gradient then "
                          "sum in another order)");
+        options.addFlag("defer-weight-grad",
+                        "With chunk-loss=N: make a tied head's weight "
+                        "gradient where the embedding's gradient is added "
+                        "to it, recomputing the chunks' logits, when that "
+                        "lowers the peak (default false: one more logits "
+                        "product per step)");
         mirrorMwStaticArenaOptions(options);
         optionHandler(options);
       });

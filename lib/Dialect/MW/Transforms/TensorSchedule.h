@@ -97,6 +97,15 @@ struct TensorSchedule {
   int64_t peak() const;
 };
 
+/// The live tensor peak of `body` (TensorSchedule's) in the order
+/// --mw-hoist-updates leaves it, with group=block as --mw-train-pipeline
+/// runs it: the hoisted order's, or the body's own where hoisting would
+/// raise it or moves nothing. A pass that runs before the pipeline's hoist
+/// judges its rewrites by this peak, not by the peak of an order where
+/// every gradient waits for the updates at the end. Defined with the pass,
+/// in MwHoistUpdates.cpp.
+int64_t hoistedPeak(Block &body);
+
 } // namespace mlir::mw
 
 #endif // MEMWALL_LIB_DIALECT_MW_TRANSFORMS_TENSORSCHEDULE_H

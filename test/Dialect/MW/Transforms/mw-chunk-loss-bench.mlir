@@ -4,3 +4,5 @@
 // CHECK: | model | chunks | @forward arena (B) |
 // CHECK: | gpt2-tiny | none | {{[0-9]+}} | x1.000 | {{[0-9]+}} | x1.000 | {{[0-9]+}} | x1.000 |
 // CHECK: | gpt2-tiny | 2 | {{[0-9]+}} | x{{[0-9.]+}} | {{[0-9]+}} | x{{[0-9.]+}} | {{[0-9]+}} | x{{[0-9.]+}} |
+// gpt2-tiny's head is tied: a row for the deferred weight gradient too.
+// CHECK: | gpt2-tiny | 2, deferred | {{[0-9]+}} | x{{[0-9.]+}} | {{[0-9]+}} | x{{[0-9.]+}} | {{[0-9]+}} | x{{[0-9.]+}} |

@@ -23,6 +23,13 @@
 // RUN: not mw-opt %s --mw-train-pipeline="chunk-loss=some" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKBAD2
 // CHUNKBAD: mw-train-pipeline: chunk-loss=-1 is not a count of chunks (0: off)
 // CHUNKBAD2: mw-train-pipeline: chunk-loss=some is not a count of chunks (0: off)
+// defer-weight-grad is --mw-chunk-loss's: without chunk-loss=N it is an
+// error, not ignored.
+// RUN: not mw-opt %s --mw-train-pipeline="defer-weight-grad" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEFERBAD
+// RUN: not mw-opt %s --mw-train-pipeline="chunk-loss=2 defer-weight-grad=maybe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEFERBAD2
+// RUN: mw-opt %s --mw-train-pipeline="chunk-loss=4 defer-weight-grad alignment=64" | FileCheck %s --check-prefix=PLAN
+// DEFERBAD: mw-train-pipeline: defer-weight-grad is an option of --mw-chunk-loss; give chunk-loss=N with it
+// DEFERBAD2: mw-train-pipeline: defer-weight-grad=maybe is not a boolean (true or false)
 // FUSE-LABEL: func.func @step
 // FUSE-SAME: mw.arena_alignment = 64 : i64
 // FUSE: mw.kernel ins(%view, %arg1
@@ -52,6 +59,7 @@
 // HELP-NEXT:   --alignment=<long> {{ *}}- [[ALIGN_DESC]]
 // HELP-NEXT:   --arena=<string> {{ *}}- [[ARENA_DESC]]
 // HELP-NEXT:   --chunk-loss=<long> {{ *}}- Run --mw-chunk-loss=chunks=N first
+// HELP-NEXT:   --defer-weight-grad {{ *}}- With chunk-loss=N: make a tied head's weight gradient
 // HELP-NEXT:   --fuse {{ *}}- Run --mw-sink and --mw-fuse first
 // HELP-NEXT:   --hoist-updates {{ *}}- Run --mw-hoist-updates first
 // HELP-NEXT:   --remarks {{ *}}- [[REMARKS_DESC]]

@@ -26,6 +26,7 @@
 // HELP-NEXT:   --alignment=<long>
 // HELP-NEXT:   --arena=<string>
 // HELP-NEXT:   --chunk-loss=<long>
+// HELP-NEXT:   --defer-weight-grad
 // HELP-NEXT:   --fuse
 // HELP-NEXT:   --hoist-updates
 // HELP-NEXT:   --remarks

@@ -456,9 +456,20 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
     pays where the logits are larger than those (N > D, roughly). The pass
     rewrites a copy of the function and keeps it only when its peak of
     live tensor bytes (the model of `--mw-sink`: unfused tensors, by the
-    arena's rules) is no higher than the function's, unless `force=true`.
+    arena's rules, in the order `--mw-hoist-updates` will leave) is no
+    higher than the function's, unless `force=true`.
     A head the pass cannot split, or whose chunks would raise the peak, is
     left whole; `report=true` says why, and the peaks.
+
+    With `defer-weight-grad=true`, a weight gradient whose only reader is
+    an `mw.add` with a value made later (a tied embedding's gradient, at
+    the end of the backward pass) is not summed across the backward pass:
+    its chunks run right before that add, each recomputing its logits and
+    their gradient, and add into the later value (in f32 for bf16 and
+    f16). The weight's [V, D] gradient is then live only at the end, for
+    one more logits product (and loss gradient) per step; the pass keeps
+    the deferred form only where its live tensor peak is lower than the
+    early form's, and says so with `report=true` (docs/training.md).
 
     ```mlir
     %logits = mw.matmul %h, %wte {transpose_rhs} : ... -> tensor<1024x50257xf32>
@@ -477,6 +488,12 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
     Option<"force", "force", "bool", /*default=*/"false",
            "Chunk a head even where that raises the step's peak of live "
            "tensor bytes">,
+    Option<"deferWeightGrad", "defer-weight-grad", "bool",
+           /*default=*/"false",
+           "Where the head's weight gradient is added to a contribution "
+           "made later (a tied embedding's), make its chunks there, "
+           "recomputing their logits, when that lowers the peak of live "
+           "tensor bytes (one more logits product per step)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print each head chunked, or why it was left whole">,
   ];

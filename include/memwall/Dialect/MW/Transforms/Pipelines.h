@@ -32,6 +32,8 @@ struct TrainPipelineFlags {
   bool fuse = false;
   /// --mw-chunk-loss=chunks=N first, when N > 0.
   int64_t chunkLoss = 0;
+  /// ... with defer-weight-grad=true (only with chunkLoss > 0).
+  bool deferWeightGrad = false;
 };
 
 /// Adds --mw-train-pipeline's passes to `pm`: --mw-sink when `flags.fuse`,
@@ -46,8 +48,8 @@ void buildTrainPipeline(OpPassManager &pm,
 /// Registers the --mw-bufferize and --mw-train-pipeline pipelines. The
 /// options of --mw-train-pipeline are --mw-static-arena's own, which the
 /// pipeline hands to the pass to parse and check, and its own `fuse`
-/// (default false), `hoist-updates` (default true) and `chunk-loss` (default
-/// 0, off): TrainPipelineFlags.
+/// (default false), `hoist-updates` (default true), `chunk-loss` (default
+/// 0, off) and `defer-weight-grad` (default false): TrainPipelineFlags.
 void registerMWPipelines();
 } // namespace mw
 } // namespace mlir
