@@ -100,6 +100,9 @@ void mlir::mw::printVerdictText(llvm::raw_ostream &os, const Verdict &v) {
     if (s.kind == "remat" && s.fits)
       os << llvm::formatv("; +{0} recompute FLOPs ({1:P1} of the step)",
                           s.extraFlops, s.extraFlopsFraction);
+    if (s.kind == "chunk-loss" && s.extraFlops > 0)
+      os << llvm::formatv("; +{0} FLOPs ({1:P1} of the step)", s.extraFlops,
+                          s.extraFlopsFraction);
     if (s.kind == "zero")
       os << llvm::formatv("; sends {0} per rank per step",
                           formatDecimalBytes(s.communicationBytes));

@@ -52,7 +52,7 @@ RuntimeOverhead computeRuntimeOverhead(FunctionOpInterface func);
 
 /// One change the compiler can make, with what it predicts.
 struct Suggestion {
-  /// remat, grad-accum, precision or zero.
+  /// offload, remat, chunk-loss, grad-accum, precision or zero.
   std::string kind;
   /// The option to pass, as a user types it.
   std::string change;
@@ -61,7 +61,8 @@ struct Suggestion {
   /// Per-rank peak (arena + persistent) and with the overhead.
   int64_t peakBytes = 0, requiredBytes = 0;
   bool fits = false;
-  /// Recompute FLOPs (remat) and their share of the step's FLOPs.
+  /// Recompute FLOPs (remat, chunk-loss) and their share of the step's
+  /// FLOPs.
   int64_t extraFlops = 0;
   double extraFlopsFraction = 0.0;
   /// Bytes one rank sends per step (ZeRO, a ring's count).

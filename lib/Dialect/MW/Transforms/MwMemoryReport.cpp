@@ -978,6 +978,79 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   return s;
 }
 
+/// The FLOPs of `func`'s ops (outside kernels: a tensor-level step).
+int64_t tensorFlops(FunctionOpInterface func) {
+  int64_t flops = 0;
+  func.getFunctionBody().walk([&](CostOpInterface op) {
+    if (!isa_and_nonnull<KernelOp, FusionOp>(op->getParentOp()))
+      flops += op.getFlops();
+  });
+  return flops;
+}
+
+/// --mw-chunk-loss with 8 chunks and a tied weight's gradient deferred (where
+/// that lowers the peak), on a copy: its planned peak and its extra FLOPs.
+Suggestion predictChunkLoss(ModuleOp module, StringRef function,
+                            const FunctionReport &r, const Verdict &v) {
+  auto func = module.lookupSymbol<FunctionOpInterface>(function);
+  auto losses = [](FunctionOpInterface f, bool chunked) {
+    int64_t n = 0;
+    f.getFunctionBody().walk([&](Operation *op) {
+      std::optional<uint64_t> offset;
+      if (auto g = dyn_cast<CrossEntropyGradOp>(op))
+        offset = g.getLabelOffset();
+      else if (auto ce = dyn_cast<CrossEntropyOp>(op))
+        offset = ce.getLabelOffset();
+      else
+        return;
+      n += offset.has_value() == chunked;
+    });
+    return n;
+  };
+  if (losses(func, /*chunked=*/true))
+    return unavailable("chunk-loss", "the step's loss is already computed in "
+                                     "chunks (--mw-chunk-loss)");
+  if (!losses(func, /*chunked=*/false))
+    return unavailable("chunk-loss", "the step has no cross-entropy loss");
+  MwChunkLossOptions options;
+  options.deferWeightGrad = true;
+  Suggestion s;
+  s.kind = "chunk-loss";
+  s.basis = "measured";
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  CapturedErrors errors(module.getContext());
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createMwChunkLoss(options));
+  if (failed(pm.run(*copy)))
+    return unavailable("chunk-loss", "--mw-chunk-loss failed: " + errors.first);
+  auto chunkedStep = copy->lookupSymbol<FunctionOpInterface>(function);
+  if (!losses(chunkedStep, /*chunked=*/true))
+    return unavailable("chunk-loss",
+                       "--mw-chunk-loss leaves the step's loss whole "
+                       "(--mw-chunk-loss=report=true says why: in chunks its "
+                       "live tensor peak would be higher, or the head cannot "
+                       "be split)");
+  bool deferred = false;
+  chunkedStep.getFunctionBody().walk([&](CrossEntropyGradOp g) {
+    deferred |= g->hasAttr("mw.recompute") && g.getLabelOffset().has_value();
+  });
+  s.extraFlops = std::max<int64_t>(0, tensorFlops(chunkedStep) - r.flops);
+  FailureOr<PlannedStep> p = planAndMeasure(*copy, function, errors);
+  if (failed(p))
+    return unavailable("chunk-loss",
+                       "planning the chunked step failed: " + errors.first);
+  s.change = deferred ? "--mw-chunk-loss=\"chunks=8 defer-weight-grad=true\""
+                      : "--mw-chunk-loss=chunks=8";
+  setMeasuredPeak(s, *p, v);
+  s.extraFlopsFraction = r.flops ? double(s.extraFlops) / double(r.flops) : 0;
+  s.note = "the LM head's logits 8 chunks of rows at a time; the loss and the "
+           "head's weight gradient sum over the rows in another order";
+  if (deferred)
+    s.note += "; the tied weight's gradient is made where the embedding's "
+              "is, each chunk's logits made again";
+  return s;
+}
+
 /// Gradient accumulation over K micro-batches, estimated: the saved
 /// activations and the attention scratch scale with the micro-batch, and the
 /// accumulated gradients stay live across the micro-batches.
@@ -1187,6 +1260,8 @@ FailureOr<Verdict> judge(ModuleOp module, FunctionOpInterface func,
   if (r.gradBytes == 0 && r.optimizerStateBytes == 0 && r.paramBytes > 0)
     v.suggestions.push_back(predictOffloadChange(func, v));
   v.suggestions.push_back(predictRemat(module, r.name, r, v));
+  if (r.gradBytes > 0)
+    v.suggestions.push_back(predictChunkLoss(module, r.name, r, v));
   v.suggestions.push_back(estimateGradAccum(func, r, v));
   v.suggestions.push_back(estimatePrecision(r, v));
   if (r.zero)

@@ -36,6 +36,14 @@
 // --mw-zero; mw-models takes the global batch.
 // RUN: mw-opt %t.mlir --mw-zero="stage=2 ranks=2" --mw-memory-report="device-memory=35MB ranks=2" -o /dev/null | FileCheck %s --check-prefix=ZERO
 //
+// chunk-loss on a step already in chunks, and on one whose chunks would
+// raise the peak (llama-tiny's untied head at batch 2): not predicted.
+// RUN: mw-opt %t.mlir --mw-chunk-loss --mw-memory-report="device-memory=35MB" -o /dev/null | FileCheck %s --check-prefix=CHUNKED
+// CHUNKED: chunk-loss not predicted: the step's loss is already computed in chunks (--mw-chunk-loss)
+// RUN: mw-models llama --preset llama-tiny --train -o %t.llama.mlir
+// RUN: mw-opt %t.llama.mlir --mw-memory-report="device-memory=34MB" -o /dev/null | FileCheck %s --check-prefix=WHOLE
+// WHOLE: chunk-loss not predicted: --mw-chunk-loss leaves the step's loss whole (--mw-chunk-loss=report=true says why: in chunks its live tensor peak would be higher, or the head cannot be split)
+//
 // A named device's memory is its marketed size in GB (10^9 bytes); names are
 // case-insensitive.
 // RUN: mw-opt %t.mlir --mw-memory-report="target=h200-141gb format=json" -o /dev/null | FileCheck %s --check-prefix=H200
@@ -75,6 +83,11 @@
 // SHORT-NEXT:   remat      --mw-remat="budget=2712KB"
 // SHORT-NEXT:              fits: 36.40 MB = 34.71 MiB (measured); +262144 recompute FLOPs (0.3% of the step)
 // SHORT-NEXT:              bit-exact: recomputes forward values in the backward pass
+// --mw-chunk-loss on a copy, the tied weight's gradient deferred: its extra
+// FLOPs are the chunks' logits made again (and their sums).
+// SHORT-NEXT:   chunk-loss --mw-chunk-loss="chunks=8 defer-weight-grad=true"
+// SHORT-NEXT:              does not fit: 36.50 MB = 34.81 MiB (measured); +4472839 FLOPs (4.6% of the step)
+// SHORT-NEXT:              the LM head's logits 8 chunks of rows at a time; the loss and the head's weight gradient sum over the rows in another order; the tied weight's gradient is made where the embedding's is, each chunk's logits made again
 // SHORT-NEXT:   grad-accum --mw-autodiff grad-accum=2 on a forward of micro-batch 2 (mw-models --batch 4 --grad-accum 2)
 // SHORT-NEXT:              fits: 36.28 MB = 34.60 MiB (estimate)
 // SHORT-NEXT:              the saved activations (1.32 MB) and the attention scratch scale with the micro-batch; the accumulated gradients (474.11 KB) stay live
@@ -100,6 +113,13 @@
 // SHORT-JSON-NEXT:     "required_bytes": 36398104,
 // SHORT-JSON-NEXT:     "fits": true,
 // SHORT-JSON-NEXT:     "extra_flops": 262144,
+// SHORT-JSON:          "kind": "chunk-loss",
+// SHORT-JSON-NEXT:     "change": "--mw-chunk-loss=\"chunks=8 defer-weight-grad=true\"",
+// SHORT-JSON-NEXT:     "basis": "measured",
+// SHORT-JSON-NEXT:     "peak_bytes": 2808340,
+// SHORT-JSON-NEXT:     "required_bytes": 36495896,
+// SHORT-JSON-NEXT:     "fits": false,
+// SHORT-JSON-NEXT:     "extra_flops": 4472839,
 // SHORT-JSON:          "kind": "grad-accum",
 // SHORT-JSON:          "basis": "estimate",
 // SHORT-JSON:          "kind": "precision",
@@ -140,5 +160,8 @@
 // APPLIED: verdict                 fits: 1.90 KB = 1.85 KiB to spare
 
 // ZERO: step peak               2371348 (2.37 MB = 2.26 MiB); arena 948480 + persistent 1422868
+// On a rank's rows the early chunks are the lower peak: not deferred.
+// ZERO: chunk-loss --mw-chunk-loss=chunks=8
+// ZERO-NEXT:          does not fit: 35.99 MB = 34.32 MiB (measured); +114695 FLOPs (0.2% of the step)
 // ZERO: grad-accum --mw-autodiff grad-accum=2 on a forward of micro-batch 1 per rank (mw-models --batch 4 --grad-accum 2)
 // ZERO: zero       not predicted: the step is already ZeRO stage 2 on 2 ranks; run the report on the step before --mw-zero

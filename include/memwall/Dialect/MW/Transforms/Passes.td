@@ -72,11 +72,13 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     runtime overhead the compiler can count (the CUDA backend's 32 MiB
     cuBLASLt workspace and its f32 attention scratch) fits the device, the
     margin, and, when it does not fit, the changes that would: a
-    --mw-remat budget (measured: --mw-remat runs on a copy), gradient
-    accumulation and bf16/fp16 precision (estimated from the saved
-    activations) and, with `ranks=N`, ZeRO stages 0-3 (measured:
-    --mw-zero runs on a copy), each with its predicted peak and its cost
-    (recompute FLOPs, bytes sent per rank). Not counted: the CUDA context,
+    --mw-remat budget (measured: --mw-remat runs on a copy), the loss in
+    chunks (measured: --mw-chunk-loss, deferring a tied weight's gradient
+    where that lowers the peak, runs on a copy), gradient accumulation and
+    bf16/fp16 precision (estimated from the saved activations) and, with
+    `ranks=N`, ZeRO stages 0-3 (measured: --mw-zero runs on a copy), each
+    with its predicted peak and its cost (recompute or added FLOPs, bytes
+    sent per rank). Not counted: the CUDA context,
     NCCL's buffers, scratch copies of strided matmul operands. Sizes take
     B, KB, MB, GB, TB (powers of 10) or KiB, MiB, GiB, TiB (powers of 2);
     a target's memory is its marketed size in GB (10^9 bytes):
@@ -86,12 +88,12 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
         mw-opt --mw-memory-report="target=V100-16GB" -o /dev/null
     ...
     mw-memory-report verdict @train_step on V100-16GB (16.00 GB = 14.90 GiB, ...)
-      step peak               21324697876 (21.32 GB = 19.86 GiB); ...
-      required                22432518424 (22.43 GB = 20.89 GiB)
-      verdict                 does not fit: short by 6.43 GB = 5.99 GiB
+      step peak               19917283348 (19.92 GB = 18.55 GiB); ...
+      required                21025103896 (21.03 GB = 19.58 GiB)
+      verdict                 does not fit: short by 5.03 GB = 4.68 GiB
       changes (predicted peak + overhead; cost):
         remat      --mw-remat="budget=14892MB target=V100-16GB"
-                   fits: 15.99 GB = 14.89 GiB (measured); +412978708480 ...
+                   fits: 15.96 GB = 14.86 GiB (measured); +8522825728 ...
     ```
 
     The IR is left unchanged. The text form is for people; the JSON form has a
