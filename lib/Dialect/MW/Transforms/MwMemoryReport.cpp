@@ -1117,9 +1117,19 @@ Suggestion estimatePrecision(const FunctionReport &r, const Verdict &v) {
   s.change = ("--mw-autodiff precision=" + precision + " on a " + precision +
               " forward (mw-models --precision " + precision + ")")
                  .str();
-  s.peakBytes = v.peakBytes() - f32 / 2;
+  // The forward's 16-bit copies of the f32 weights: the backward pass reads
+  // them (a product's gradient needs its weight), so they are saved too.
+  int64_t weights = 0;
+  if (const auto *params = r.bytesByDtype.find("param");
+      params != r.bytesByDtype.end())
+    if (auto it = params->second.find("f32"); it != params->second.end())
+      weights = it->second;
+  s.peakBytes = v.peakBytes() - f32 / 2 + weights / 2;
   s.note = "the f32 saved activations (" + formatDecimalBytes(f32) +
-           ") halve; master weights, gradients and optimizer state stay f32; "
+           ") halve, and the backward pass keeps 16-bit copies of the "
+           "weights (" +
+           formatDecimalBytes(weights / 2) +
+           "); master weights, gradients and optimizer state stay f32; "
            "changes the numerics";
   if (precision == "fp16")
     // The skip-on-overflow selects write the kept values back into the

@@ -92,8 +92,8 @@
 // SHORT-NEXT:              fits: 36.28 MB = 34.60 MiB (estimate)
 // SHORT-NEXT:              the saved activations (1.32 MB) and the attention scratch scale with the micro-batch; the accumulated gradients (474.11 KB) stay live
 // SHORT-NEXT:   precision  --mw-autodiff precision=bf16 on a bf16 forward (mw-models --precision bf16)
-// SHORT-NEXT:              fits: 35.87 MB = 34.21 MiB (estimate)
-// SHORT-NEXT:              the f32 saved activations (1.32 MB) halve
+// SHORT-NEXT:              fits: 36.11 MB = 34.43 MiB (estimate)
+// SHORT-NEXT:              the f32 saved activations (1.32 MB) halve, and the backward pass keeps 16-bit copies of the weights (237.06 KB)
 // SHORT-NEXT:   zero       --mw-zero="stage=0 ranks=2"
 // SHORT-NEXT:              fits: 35.99 MB = 34.32 MiB (measured); sends 474.12 KB per rank per step
 // SHORT-NEXT:              per rank of 2, each taking 1/2 of the batch (plain data parallel, nothing sharded)
@@ -135,7 +135,7 @@
 // V100:        precision  --mw-autodiff precision=fp16 on a fp16 forward (mw-models --precision fp16)
 // The skip-on-overflow selects write the kept values back in place: no second
 // copy of the parameters and state.
-// V100-NEXT:              fits: 35.87 MB = 34.21 MiB (estimate)
+// V100-NEXT:              fits: 36.11 MB = 34.43 MiB (estimate)
 // V100-NEXT:              {{.*}}dynamic loss scaling (V100-16GB has no bf16) skips overflowing steps in place
 // V100-NEXT:    zero       not predicted: ZeRO shards model states across data-parallel ranks; give ranks=N to predict stages 0-3
 

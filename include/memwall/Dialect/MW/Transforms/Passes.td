@@ -75,7 +75,8 @@ def MwMemoryReport : Pass<"mw-memory-report", "ModuleOp"> {
     --mw-remat budget (measured: --mw-remat runs on a copy), the loss in
     chunks (measured: --mw-chunk-loss, deferring a tied weight's gradient
     where that lowers the peak, runs on a copy), gradient accumulation and
-    bf16/fp16 precision (estimated from the saved activations) and, with
+    bf16/fp16 precision (estimated from the saved activations and the
+    weights) and, with
     `ranks=N`, ZeRO stages 0-3 (measured: --mw-zero runs on a copy), each
     with its predicted peak and its cost (recompute or added FLOPs, bytes
     sent per rank). Not counted: the CUDA context,
