@@ -11,8 +11,17 @@
 // RUN: diff %t.before %t.after
 // RUN: mw-opt %t.remat.mlir --mw-train-pipeline -o /dev/null
 // RUN: mw-opt %t.step.mlir --mw-zero="stage=2 ranks=2" --mw-memory-report -o /dev/null | FileCheck %s --check-prefix=ZERO
+// --mw-chunk-loss finds the imported head (the tied transformer.wte, the
+// loss of the shifted labels) and defers its weight gradient to the
+// embedding's, with mw-eval's outputs within the pass's tolerance.
+// RUN: mw-opt %t.step.mlir --mw-chunk-loss="chunks=4 defer-weight-grad=true force=true report=true" -o %t.chunked.mlir | FileCheck %s --check-prefix=CHUNK
+// RUN: mw-eval %t.step.mlir --entry train_step --inputs %t.w.safetensors --inputs %t.in.safetensors --outputs %t.before.st > /dev/null
+// RUN: mw-eval %t.chunked.mlir --entry train_step --inputs %t.w.safetensors --inputs %t.in.safetensors --outputs %t.chunked.st > /dev/null
+// RUN: python3 %S/../Runtime/Inputs/compare_safetensors.py %t.before.st %t.chunked.st --rtol 1e-6 | FileCheck %s --check-prefix=SAME
 
 // REMAT: remark: mw-remat: strategy=every-k
 // REMAT-SAME: chosen="every-k"
+// CHUNK: mw-chunk-loss @train_step: {{.*}} in 4 chunks {{.*}}, with their gradient, the weight's gradient deferred to its sum with 'transformer.wte' (logits made twice)
+// SAME: 0 mismatches
 // ZERO: mw-memory-report @train_step
 // ZERO: per rank: ZeRO stage 2 (attribute), 2 ranks
