@@ -15,7 +15,6 @@
 #include "TensorSchedule.h"
 
 #include "memwall/Analysis/StepStructure.h"
-
 #include "memwall/Dialect/MW/IR/MWOps.h"
 #include "memwall/Dialect/MW/Transforms/Passes.h"
 
@@ -297,9 +296,9 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
             func, candidates[skip], /*defer=*/true, lateWhy, lateSummary);
         if (failed(late))
           return failure();
-        if (!*late)
+        if (!*late) {
           say("weight gradient not deferred: " + lateWhy);
-        if (*late) {
+        } else {
           int64_t latePeak = livePeak(*late);
           if (latePeak < after) {
             std::swap(*copy, *late);
