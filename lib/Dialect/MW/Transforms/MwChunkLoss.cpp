@@ -366,8 +366,8 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
     return candidates;
   }
 
-  static int64_t livePeak(func::FuncOp func) {
-    return hoistedPeak(func.getBody().front());
+  int64_t livePeak(func::FuncOp func) {
+    return hoistedPeak(func.getBody().front(), fused);
   }
 
   /// Chunks `lh` where it stands: true, with `summary` saying how; false,

@@ -69,8 +69,9 @@ struct HoistResult {
 };
 
 /// Moves the updates of `body` up (with `apply`; without, only computes the
-/// result).
-HoistResult hoistUpdates(Block &body, bool groupByBlock, bool apply = true) {
+/// result, its peaks by TensorSchedule with `fusedEpilogues`).
+HoistResult hoistUpdates(Block &body, bool groupByBlock, bool apply = true,
+                         bool fusedEpilogues = false) {
   HoistResult result;
   for (Operation &op : body.without_terminator())
     if (!isMemoryEffectFree(&op)) {
@@ -258,7 +259,7 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock, bool apply = true) {
   if (!result.moved)
     return result;
 
-  TensorSchedule s(body);
+  TensorSchedule s(body, fusedEpilogues);
   result.peakBefore = s.peak();
   result.peakAfter = s.peak(order);
   LLVM_DEBUG(llvm::dbgs() << "mw-hoist-updates: " << result.moved << " of "
@@ -278,10 +279,11 @@ HoistResult hoistUpdates(Block &body, bool groupByBlock, bool apply = true) {
 
 } // namespace
 
-int64_t mlir::mw::hoistedPeak(Block &body) {
-  HoistResult r = hoistUpdates(body, /*groupByBlock=*/true, /*apply=*/false);
+int64_t mlir::mw::hoistedPeak(Block &body, bool fusedEpilogues) {
+  HoistResult r = hoistUpdates(body, /*groupByBlock=*/true, /*apply=*/false,
+                               fusedEpilogues);
   if (r.moved <= 0)
-    return TensorSchedule(body).peak();
+    return TensorSchedule(body, fusedEpilogues).peak();
   return std::min(r.peakBefore, r.peakAfter);
 }
 

@@ -40,6 +40,8 @@ static void addTrainPipeline(OpPassManager &pm,
     MwChunkLossOptions chunkOptions;
     chunkOptions.chunks = flags.chunkLoss;
     chunkOptions.deferWeightGrad = flags.deferWeightGrad;
+    // Its peaks as the kernels --mw-fuse forms below will hold them.
+    chunkOptions.fused = flags.fuse;
     pm.addPass(createMwChunkLoss(chunkOptions));
   }
   if (flags.fuse)

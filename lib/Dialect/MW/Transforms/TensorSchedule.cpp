@@ -97,7 +97,7 @@ void mlir::mw::forEachBufferReader(Block &body, Value value, Operation *except,
   }
 }
 
-TensorSchedule::TensorSchedule(Block &body) {
+TensorSchedule::TensorSchedule(Block &body, bool fusedEpilogues) {
   llvm::DenseMap<Operation *, int> index;
   llvm::DenseMap<Value, int> bufferOf;
   for (Operation &op : body.without_terminator()) {
@@ -144,6 +144,32 @@ TensorSchedule::TensorSchedule(Block &body) {
   for (Value v : terminator->getOperands())
     if (auto it = bufferOf.find(v); it != bufferOf.end())
       returned[it->second] = true;
+  if (!fusedEpilogues)
+    return;
+  for (Operation *op : ops) {
+    auto add = dyn_cast<AddOp>(op);
+    if (!add)
+      continue;
+    for (unsigned side = 0; side < 2; ++side) {
+      Value product = add->getOperand(side), other = add->getOperand(1 - side);
+      auto mm = product.getDefiningOp<MatmulOp>();
+      // The add right after the product, as --mw-chunk-loss and the models
+      // write an epilogue (a later add is fused only within --mw-fuse's
+      // window, and a reorder may come between).
+      if (!mm || mm->getBlock() != &body || mm->getNextNode() != op ||
+          !product.hasOneUse() || product.getType() != add.getType() ||
+          other.getType() != add.getType() || other == product)
+        continue;
+      auto p = bufferOf.find(product);
+      auto sum = bufferOf.find(add.getResult());
+      if (p == bufferOf.end() || sum == bufferOf.end())
+        break;
+      bytes[p->second] = 0;
+      auto acc = bufferOf.find(other);
+      tied[sum->second] = acc == bufferOf.end() ? -1 : acc->second;
+      break;
+    }
+  }
 }
 
 SmallVector<int64_t> TensorSchedule::profile(ArrayRef<int> order) const {

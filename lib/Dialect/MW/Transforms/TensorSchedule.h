@@ -83,7 +83,13 @@ struct TensorSchedule {
   /// Per op: the buffers it defines.
   SmallVector<SmallVector<int>> defines;
 
-  explicit TensorSchedule(Block &body);
+  /// With `fusedEpilogues`, the bytes as --mw-fuse's kernels hold them: an
+  /// mw.matmul whose product only the next op reads, an mw.add of the same
+  /// shape, is that add's kernel (its epilogue), so the product is never a
+  /// buffer, and the sum may be written over the add's other operand where
+  /// that dies there (an accumulator, C += A B: --mw-form-kernels'
+  /// destination rule).
+  explicit TensorSchedule(Block &body, bool fusedEpilogues = false);
 
   /// Live bytes at each position of `order` (a permutation of op indices).
   /// A result written over a tied operand whose buffer's last reader is its
@@ -102,9 +108,9 @@ struct TensorSchedule {
 /// runs it: the hoisted order's, or the body's own where hoisting would
 /// raise it or moves nothing. A pass that runs before the pipeline's hoist
 /// judges its rewrites by this peak, not by the peak of an order where
-/// every gradient waits for the updates at the end. Defined with the pass,
-/// in MwHoistUpdates.cpp.
-int64_t hoistedPeak(Block &body);
+/// every gradient waits for the updates at the end. `fusedEpilogues` as
+/// TensorSchedule's. Defined with the pass, in MwHoistUpdates.cpp.
+int64_t hoistedPeak(Block &body, bool fusedEpilogues = false);
 
 } // namespace mlir::mw
 

@@ -34,6 +34,18 @@
 // RUN: mw-models llama --preset llama-tiny --train --optimizer sgd -o %t.llama.mlir
 // RUN: mw-opt %t.llama.mlir --mw-chunk-loss=report=true -o /dev/null | FileCheck %s --check-prefix=WHOLE
 // WHOLE: mw-chunk-loss @train_step: left whole: [64, 256] logits in 8 chunks of 8 rows, with their gradient would raise the live tensor peak from {{[0-9]+}} to {{[0-9]+}} bytes
+// Judged as --mw-fuse's kernels hold the bytes (fused=true, what
+// --mw-train-pipeline gives the pass with fuse=true), each chunk's product
+// is added into the running sum in place, and the head is chunked: the
+// fused plan's arena falls from 822528 to 791808 B.
+// RUN: mw-opt %t.llama.mlir --mw-chunk-loss="report=true fused=true" -o /dev/null | FileCheck %s --check-prefix=FUSED
+// FUSED: mw-chunk-loss @train_step: [64, 256] logits in 8 chunks of 8 rows, with their gradient, live tensor peak 838916 -> 781832 bytes
+// RUN: mw-opt %t.llama.mlir --mw-train-pipeline="fuse=true" -o %t.llama.p0.mlir
+// RUN: mw-opt %t.llama.mlir --mw-train-pipeline="fuse=true chunk-loss=8" -o %t.llama.p8.mlir
+// RUN: FileCheck %s --check-prefix=FUSED0 --input-file %t.llama.p0.mlir
+// RUN: FileCheck %s --check-prefix=FUSED8 --input-file %t.llama.p8.mlir
+// FUSED0: func.func @train_step{{.*}}mw.arena_size = 822528 : i64
+// FUSED8: func.func @train_step{{.*}}mw.arena_size = 791808 : i64
 // RUN: mw-opt %t.llama.mlir --mw-chunk-loss=force=true -o %t.llama.c.mlir
 // RUN: mw-eval %t.llama.mlir --entry train_step --random-inputs 4 --save-inputs %t.llama.in --outputs %t.llama.ref > /dev/null
 // RUN: mw-eval %t.llama.c.mlir --entry train_step --inputs %t.llama.in --outputs %t.llama.c > /dev/null

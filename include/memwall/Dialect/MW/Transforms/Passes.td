@@ -460,7 +460,11 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
     rewrites a copy of the function and keeps it only when its peak of
     live tensor bytes (the model of `--mw-sink`: unfused tensors, by the
     arena's rules, in the order `--mw-hoist-updates` will leave) is no
-    higher than the function's, unless `force=true`.
+    higher than the function's, unless `force=true`. With `fused=true`
+    (what `--mw-train-pipeline` gives it with `fuse=true`) the model holds
+    the bytes as `--mw-fuse`'s kernels do: a matmul's product that only a
+    same-shape `mw.add` reads is that add's epilogue and never a buffer,
+    and the sum is written over a running sum that dies there.
     A head the pass cannot split, or whose chunks would raise the peak, is
     left whole; `report=true` says why, and the peaks.
 
@@ -497,6 +501,10 @@ def MwChunkLoss : Pass<"mw-chunk-loss", "ModuleOp"> {
            "made later (a tied embedding's), make its chunks there, "
            "recomputing their logits, when that lowers the peak of live "
            "tensor bytes (one more logits product per step)">,
+    Option<"fused", "fused", "bool", /*default=*/"false",
+           "Judge the peak as --mw-fuse's kernels hold the bytes: a product "
+           "added to a running sum is written over it (--mw-train-pipeline "
+           "sets it with fuse=true)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print each head chunked, or why it was left whole">,
   ];

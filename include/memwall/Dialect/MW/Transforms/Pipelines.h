@@ -30,7 +30,8 @@ struct TrainPipelineFlags {
   bool hoistUpdates = true;
   /// --mw-sink and --mw-fuse before bufferization.
   bool fuse = false;
-  /// --mw-chunk-loss=chunks=N first, when N > 0.
+  /// --mw-chunk-loss=chunks=N first, when N > 0 (with fused=true when `fuse`:
+  /// its peak rule then judges the kernels --mw-fuse will form).
   int64_t chunkLoss = 0;
   /// ... with defer-weight-grad=true (only with chunkLoss > 0).
   bool deferWeightGrad = false;
