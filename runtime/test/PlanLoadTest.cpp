@@ -743,6 +743,22 @@ std::vector<float> runWithX(const PlanBuilder &b, const std::vector<float> &x,
   return std::vector<float>(v, v + x.size());
 }
 
+/// Runs `inPlace` and `apart` (the same program, its result over an input
+/// and in a buffer of its own) with `run`: both run, and give `n` values bit
+/// for bit the same.
+template <typename Run>
+void expectInPlaceAsApart(Run run, const PlanBuilder &inPlace,
+                          const PlanBuilder &apart, size_t n) {
+  mwrt_status inPlaceStatus = MWRT_OK, apartStatus = MWRT_OK;
+  std::vector<float> a = run(inPlace, inPlaceStatus);
+  std::vector<float> b = run(apart, apartStatus);
+  ASSERT_EQ(inPlaceStatus, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(apartStatus, MWRT_OK) << mwrt_last_error();
+  ASSERT_EQ(a.size(), n);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i], b[i]) << i;
+}
+
 std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
   int64_t n = b.persistents[0].shape[0] * b.persistents[0].shape[1];
   std::vector<float> x(static_cast<size_t>(n));
@@ -758,14 +774,7 @@ std::vector<float> runRow(const PlanBuilder &b, mwrt_status &status) {
 // rows before writing them, so the result is bit for bit the one written
 // into a buffer of its own.
 TEST(PlanLoad, RunsARowKernelOverItsInput) {
-  mwrt_status inPlace = MWRT_OK, apart = MWRT_OK;
-  std::vector<float> a = runRow(rowInPlacePlan(0), inPlace);
-  std::vector<float> b = runRow(rowInPlacePlan(128), apart);
-  ASSERT_EQ(inPlace, MWRT_OK) << mwrt_last_error();
-  ASSERT_EQ(apart, MWRT_OK) << mwrt_last_error();
-  ASSERT_EQ(a.size(), 32u);
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_EQ(a[i], b[i]) << i;
+  expectInPlaceAsApart(runRow, rowInPlacePlan(0), rowInPlacePlan(128), 32);
 }
 
 // ... but not over an input it reads through a transpose (another row's
@@ -823,14 +832,8 @@ std::vector<float> runAccumulate(const PlanBuilder &b, mwrt_status &status) {
 // reads, at the output's own index: the product is made first, so the sum
 // is bit for bit the one written into a buffer of its own.
 TEST(PlanLoad, RunsAMatmulKernelOverItsAccumulator) {
-  mwrt_status inPlace = MWRT_OK, apart = MWRT_OK;
-  std::vector<float> a = runAccumulate(matmulAccumulatePlan(0), inPlace);
-  std::vector<float> b = runAccumulate(matmulAccumulatePlan(512), apart);
-  ASSERT_EQ(inPlace, MWRT_OK) << mwrt_last_error();
-  ASSERT_EQ(apart, MWRT_OK) << mwrt_last_error();
-  ASSERT_EQ(a.size(), 64u);
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_EQ(a[i], b[i]) << i;
+  expectInPlaceAsApart(runAccumulate, matmulAccumulatePlan(0),
+                       matmulAccumulatePlan(512), 64);
 }
 
 // ... but never over an operand of the matmul itself.

@@ -297,7 +297,8 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
         if (failed(late))
           return failure();
         if (!*late) {
-          say("weight gradient not deferred: " + lateWhy);
+          if (!lateWhy.empty())
+            say("weight gradient not deferred: " + lateWhy);
         } else {
           int64_t latePeak = livePeak(*late);
           if (latePeak < after) {
@@ -327,7 +328,8 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
 
   /// A copy of `func` with the head of `logits` chunked (with `defer`: its
   /// weight gradient deferred where it can be, and a null function where it
-  /// cannot); a null function, with `why`, where the head is left whole.
+  /// cannot, with `why` empty where there is no weight gradient); a null
+  /// function, with `why`, where the head is left whole.
   FailureOr<func::FuncOp> chunkedCopy(func::FuncOp func, Value logits,
                                       bool defer, std::string &why,
                                       std::string &summary) {
@@ -341,9 +343,13 @@ struct MwChunkLossPass : public mw::impl::MwChunkLossBase<MwChunkLossPass> {
     FailureOr<bool> changed = rewrite(lh, defer, why, summary, deferred);
     if (failed(changed))
       return failure();
+    // A loss without its gradient (a forward) has nothing to defer, and
+    // nothing to say about it.
     if (*changed && defer && !deferred)
-      why = "the weight's gradient is not added to a value made after the "
-            "chunks";
+      why = lh.weightGrads.empty()
+                ? ""
+                : "the weight's gradient is not added to a value made after "
+                  "the chunks";
     if (!*changed || defer != deferred)
       return func::FuncOp();
     discard.release();

@@ -842,6 +842,17 @@ struct CapturedErrors {
   ScopedDiagnosticHandler handler;
 };
 
+/// A copy of `module` that `pass` ran on, or null where it failed (the
+/// caller's CapturedErrors says why).
+OwningOpRef<ModuleOp> runOnCopy(ModuleOp module, std::unique_ptr<Pass> pass) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(std::move(pass));
+  if (failed(pm.run(*copy)))
+    return nullptr;
+  return copy;
+}
+
 /// What a planned copy of the step holds per rank.
 struct PlannedStep {
   int64_t arena = 0, persistent = 0;
@@ -940,11 +951,9 @@ Suggestion predictRemat(ModuleOp module, StringRef function,
   s.change = "--mw-remat=\"budget=" + options.budget +
              (v.device.target ? " target=" + options.target : "") + "\"";
   s.basis = "measured";
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   CapturedErrors errors(module.getContext());
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  pm.addPass(createMwRemat(options));
-  if (failed(pm.run(*copy))) {
+  OwningOpRef<ModuleOp> copy = runOnCopy(module, createMwRemat(options));
+  if (!copy) {
     // An unreachable budget's error states the smallest peak found, or
     // the persistent state that no rematerialization reduces (measured, or
     // before measuring, its arguments alone).
@@ -1017,11 +1026,9 @@ Suggestion predictChunkLoss(ModuleOp module, StringRef function,
   Suggestion s;
   s.kind = "chunk-loss";
   s.basis = "measured";
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   CapturedErrors errors(module.getContext());
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  pm.addPass(createMwChunkLoss(options));
-  if (failed(pm.run(*copy)))
+  OwningOpRef<ModuleOp> copy = runOnCopy(module, createMwChunkLoss(options));
+  if (!copy)
     return unavailable("chunk-loss", "--mw-chunk-loss failed: " + errors.first);
   auto chunkedStep = copy->lookupSymbol<FunctionOpInterface>(function);
   if (!losses(chunkedStep, /*chunked=*/true))
@@ -1153,11 +1160,9 @@ Suggestion predictZero(ModuleOp module, StringRef function, int64_t stage,
   s.change = llvm::formatv("--mw-zero=\"stage={0} ranks={1}\"", stage, ranks)
                  .str();
   s.basis = "measured";
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   CapturedErrors errors(module.getContext());
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  pm.addPass(createMwZero(options));
-  if (failed(pm.run(*copy)))
+  OwningOpRef<ModuleOp> copy = runOnCopy(module, createMwZero(options));
+  if (!copy)
     return unavailable("zero", s.change + " failed: " + errors.first);
   FailureOr<PlannedStep> p = planAndMeasure(*copy, function, errors);
   if (failed(p))
